@@ -1,0 +1,187 @@
+//! Named checks over a configuration, for reviewers: `cordon audit` prints them and fails when one
+//! fails. Each check names what it looked at; none of them reads a host path.
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::config::{ConfigLayer, Overrides, effective_policy};
+use crate::defaults;
+use crate::model::{Network, Unavailable};
+use crate::paths::PathSpec;
+use crate::policy::{PolicyBuilder, Source};
+use crate::profile::Profile;
+
+/// The outcome of one named check.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Check {
+    /// Stable name, e.g. `network-allowed-in-shell`.
+    pub name: &'static str,
+    /// Whether the configuration passes it.
+    pub passed: bool,
+    /// What was found.
+    pub detail: String,
+}
+
+/// Every check, in a stable order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AuditReport {
+    /// The checks.
+    pub checks: Vec<Check>,
+}
+
+impl AuditReport {
+    /// True when every check passed.
+    pub fn passed(&self) -> bool {
+        self.checks.iter().all(|c| c.passed)
+    }
+}
+
+/// Audits the configuration layers as they would combine for a caller with no overrides.
+/// `home` is used to recognise an absolute writable root that is the home directory or above it.
+pub fn audit(
+    global: Option<&ConfigLayer>,
+    project: Option<&ConfigLayer>,
+    home: Option<&Path>,
+) -> AuditReport {
+    let mut checks = Vec::new();
+    let effective = match effective_policy(global, project, &Overrides::default()) {
+        Ok(e) => {
+            checks.push(pass(
+                "config-valid",
+                "every layer parses and the project file only tightens".into(),
+            ));
+            Some(e)
+        }
+        Err(e) => {
+            checks.push(fail("config-valid", e.to_string()));
+            None
+        }
+    };
+    let Some(effective) = effective else {
+        return AuditReport { checks };
+    };
+    let policy = &effective.policy;
+
+    checks.push(
+        if policy.profile() == Profile::Shell && policy.network() == Network::Allowed {
+            fail(
+                "network-allowed-in-shell",
+                "the shell profile may reach the network".into(),
+            )
+        } else {
+            pass(
+                "network-allowed-in-shell",
+                format!(
+                    "network is {} for profile {}",
+                    policy.network(),
+                    policy.profile()
+                ),
+            )
+        },
+    );
+
+    checks.push(if policy.unavailable() == Unavailable::Warn {
+        fail(
+            "unavailable-warn",
+            "commands run unsandboxed when no backend enforces".into(),
+        )
+    } else {
+        pass(
+            "unavailable-warn",
+            "commands are refused when no backend enforces".into(),
+        )
+    });
+
+    let broad: Vec<String> = policy
+        .writable()
+        .iter()
+        .filter(|w| is_broad(&w.path, home))
+        .map(|w| w.path.to_string())
+        .collect();
+    checks.push(if broad.is_empty() {
+        pass("writable-home-or-system", format!("{} extra writable root(s), none broad", policy.writable().len()))
+    } else {
+        fail(
+            "writable-home-or-system",
+            format!("writable roots that are the home directory, an ancestor of it, or a system tree: {}", broad.join(", ")),
+        )
+    });
+
+    let defaults_policy = PolicyBuilder::new(policy.profile()).build();
+    let removed: Vec<String> = defaults_policy
+        .masks()
+        .difference(policy.masks())
+        .map(ToString::to_string)
+        .collect();
+    checks.push(if removed.is_empty() {
+        pass(
+            "default-mask-removed",
+            format!(
+                "all {} default credential masks in force",
+                defaults_policy.masks().len()
+            ),
+        )
+    } else {
+        fail(
+            "default-mask-removed",
+            format!("default credential masks removed: {}", removed.join(", ")),
+        )
+    });
+
+    let long_running = matches!(
+        policy.profile(),
+        Profile::LanguageServer | Profile::McpStdio
+    );
+    checks.push(match policy.limits().timeout_secs {
+        None if !long_running => fail(
+            "timeout-missing",
+            format!("profile {} has no wall-clock timeout", policy.profile()),
+        ),
+        None => pass(
+            "timeout-missing",
+            format!("profile {} is long-running by design", policy.profile()),
+        ),
+        Some(t) => pass("timeout-missing", format!("timeout {t} s")),
+    });
+
+    let from_project = effective
+        .provenance
+        .values()
+        .filter(|s| matches!(s, Source::Project(_)))
+        .count();
+    checks.push(pass(
+        "project-layer",
+        format!("{from_project} value(s) set by the project file, all tightening"),
+    ));
+
+    AuditReport { checks }
+}
+
+fn is_broad(path: &PathSpec, home: Option<&Path>) -> bool {
+    match path {
+        PathSpec::Home(rel) => rel.as_os_str().is_empty(),
+        PathSpec::Absolute(p) => {
+            home.is_some_and(|h| h.starts_with(p))
+                || defaults::BROAD_DIRS.iter().any(|d| p == Path::new(d))
+                || defaults::SYSTEM_TREES.iter().any(|t| p.starts_with(t))
+        }
+        PathSpec::Relative(_) => false,
+    }
+}
+
+fn pass(name: &'static str, detail: String) -> Check {
+    Check {
+        name,
+        passed: true,
+        detail,
+    }
+}
+
+fn fail(name: &'static str, detail: String) -> Check {
+    Check {
+        name,
+        passed: false,
+        detail,
+    }
+}

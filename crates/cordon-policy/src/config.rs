@@ -1,0 +1,545 @@
+//! Configuration files (TOML) and the layering rules: profile defaults ← global file ← project file
+//! (may only tighten) ← caller overrides.
+
+use std::collections::BTreeMap;
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::error::PolicyError;
+use crate::model::{Limits, Network, Unavailable};
+use crate::paths::{DisplayPath, PathSpec};
+use crate::policy::{Policy, PolicyBuilder, Source};
+use crate::profile::Profile;
+
+/// The name of the project file at the workspace root.
+pub const PROJECT_FILE: &str = ".cordon.toml";
+
+/// A configuration file's contents. Every section is optional.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigFile {
+    /// The profile name (`shell`, `document-parser`, …).
+    pub profile: Option<String>,
+    /// `[filesystem]`.
+    #[serde(default)]
+    pub filesystem: FilesystemSection,
+    /// `[network]`.
+    #[serde(default)]
+    pub network: NetworkSection,
+    /// `[env]`.
+    #[serde(default)]
+    pub env: EnvSection,
+    /// `[limits]`.
+    #[serde(default)]
+    pub limits: LimitsSection,
+    /// `[backend]`.
+    #[serde(default)]
+    pub backend: BackendSection,
+}
+
+/// `[filesystem]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FilesystemSection {
+    /// Extra writable roots.
+    #[serde(default)]
+    pub writable: Vec<String>,
+    /// Extra credential masks.
+    #[serde(default)]
+    pub deny_read: Vec<String>,
+    /// Extra protected paths inside writable roots.
+    #[serde(default)]
+    pub deny_write: Vec<String>,
+    /// Default credential masks to remove (global file and caller only; `cordon audit` flags it).
+    #[serde(default)]
+    pub allow_read: Vec<String>,
+}
+
+/// `[network]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NetworkSection {
+    /// `deny` or `allow`.
+    pub mode: Option<Network>,
+}
+
+/// `[env]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EnvSection {
+    /// Host variables passed by name.
+    #[serde(default)]
+    pub pass: Vec<String>,
+    /// Explicit values.
+    #[serde(default)]
+    pub set: BTreeMap<String, String>,
+    /// Names removed from `pass` and `set` of earlier layers.
+    #[serde(default)]
+    pub drop: Vec<String>,
+}
+
+/// `[limits]`; each value replaces the one of earlier layers.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LimitsSection {
+    /// CPU seconds.
+    pub cpu_secs: Option<u64>,
+    /// Largest file, bytes.
+    pub file_size_bytes: Option<u64>,
+    /// Open descriptors.
+    pub open_files: Option<u64>,
+    /// Processes.
+    pub processes: Option<u64>,
+    /// Address space, bytes.
+    pub address_space_bytes: Option<u64>,
+    /// Wall-clock timeout, seconds.
+    pub timeout_secs: Option<u64>,
+    /// Output cap per stream, bytes.
+    pub output_cap_bytes: Option<u64>,
+}
+
+/// `[backend]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BackendSection {
+    /// `refuse` (default) or `warn`.
+    pub unavailable: Option<Unavailable>,
+}
+
+/// Which layer a file is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LayerKind {
+    /// The user's own file: may loosen.
+    Global,
+    /// The repository's file: may only tighten.
+    Project,
+}
+
+/// A parsed configuration file and where it came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigLayer {
+    /// Global or project.
+    pub kind: LayerKind,
+    /// The file it was read from.
+    pub file: PathBuf,
+    /// Its contents.
+    pub config: ConfigFile,
+}
+
+impl ConfigLayer {
+    fn source(&self) -> Source {
+        let file = DisplayPath(self.file.clone()).to_string();
+        match self.kind {
+            LayerKind::Global => Source::Global(file),
+            LayerKind::Project => Source::Project(file),
+        }
+    }
+}
+
+/// Caller overrides: the last layer, trusted like the global file.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Overrides {
+    /// `--profile`.
+    pub profile: Option<Profile>,
+    /// `--network`.
+    pub network: Option<Network>,
+    /// `--write DIR`, absolute paths.
+    pub writable: Vec<PathBuf>,
+    /// `--pass-env NAME`.
+    pub pass_env: Vec<String>,
+    /// `--env KEY=VALUE`.
+    pub set_env: Vec<(String, String)>,
+    /// `--timeout SECS`.
+    pub timeout_secs: Option<u64>,
+}
+
+/// Where the global file lives: `$XDG_CONFIG_HOME/cordon/config.toml`, else
+/// `~/.config/cordon/config.toml`. Relative `XDG_CONFIG_HOME` values are ignored, as the XDG
+/// specification requires.
+pub fn global_config_path(
+    xdg_config_home: Option<&OsStr>,
+    home: Option<&OsStr>,
+) -> Option<PathBuf> {
+    if let Some(xdg) = xdg_config_home.map(Path::new).filter(|p| p.is_absolute()) {
+        return Some(xdg.join("cordon").join("config.toml"));
+    }
+    home.map(Path::new)
+        .filter(|p| p.is_absolute())
+        .map(|h| h.join(".config").join("cordon").join("config.toml"))
+}
+
+/// Reads and parses a configuration file.
+pub fn load_file(path: &Path, kind: LayerKind) -> Result<ConfigLayer, PolicyError> {
+    let text = std::fs::read_to_string(path).map_err(|source| PolicyError::ConfigRead {
+        file: path.to_path_buf(),
+        source,
+    })?;
+    parse_str(&text, path, kind)
+}
+
+/// Parses configuration text; `file` is only used in errors and provenance.
+pub fn parse_str(text: &str, file: &Path, kind: LayerKind) -> Result<ConfigLayer, PolicyError> {
+    let value: toml::Table = toml::from_str(text).map_err(|e| PolicyError::ConfigParse {
+        file: file.to_path_buf(),
+        message: e.message().to_owned(),
+    })?;
+    check_known_keys(&value, file)?;
+    let config: ConfigFile = ConfigFile::deserialize(toml::Value::Table(value)).map_err(|e| {
+        PolicyError::ConfigParse {
+            file: file.to_path_buf(),
+            message: e.message().to_owned(),
+        }
+    })?;
+    Ok(ConfigLayer {
+        kind,
+        file: file.to_path_buf(),
+        config,
+    })
+}
+
+const KNOWN: &[(&str, &[&str])] = &[
+    (
+        "filesystem",
+        &["writable", "deny_read", "deny_write", "allow_read"],
+    ),
+    ("network", &["mode"]),
+    ("env", &["pass", "set", "drop"]),
+    (
+        "limits",
+        &[
+            "cpu_secs",
+            "file_size_bytes",
+            "open_files",
+            "processes",
+            "address_space_bytes",
+            "timeout_secs",
+            "output_cap_bytes",
+        ],
+    ),
+    ("backend", &["unavailable"]),
+];
+
+fn check_known_keys(table: &toml::Table, file: &Path) -> Result<(), PolicyError> {
+    for (key, value) in table {
+        if key == "profile" {
+            continue;
+        }
+        let Some((_, keys)) = KNOWN.iter().find(|(section, _)| section == key) else {
+            return Err(PolicyError::UnknownKey {
+                file: file.to_path_buf(),
+                key: key.clone(),
+            });
+        };
+        if let toml::Value::Table(inner) = value {
+            for inner_key in inner.keys() {
+                if !keys.contains(&inner_key.as_str()) {
+                    return Err(PolicyError::UnknownKey {
+                        file: file.to_path_buf(),
+                        key: format!("{key}.{inner_key}"),
+                    });
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The effective policy and where each value came from.
+#[derive(Debug, Clone)]
+pub struct Effective {
+    /// The policy.
+    pub policy: Policy,
+    /// Dotted key (or `key:entry`) → the layer that set it last.
+    pub provenance: BTreeMap<String, Source>,
+}
+
+/// Combines the layers into the effective policy.
+///
+/// The profile is chosen by the caller, else the global file, else `shell`; a project file may
+/// name only that same profile.
+pub fn effective_policy(
+    global: Option<&ConfigLayer>,
+    project: Option<&ConfigLayer>,
+    overrides: &Overrides,
+) -> Result<Effective, PolicyError> {
+    let global_profile = match global.and_then(|g| g.config.profile.as_deref()) {
+        Some(name) => Some(Profile::from_name(name).map_err(|e| invalid(global, "profile", e))?),
+        None => None,
+    };
+    let profile = overrides
+        .profile
+        .or(global_profile)
+        .unwrap_or(Profile::Shell);
+    let mut builder = PolicyBuilder::new(profile);
+    if let Some(layer) = global {
+        apply_global(&mut builder, layer)?;
+    }
+    if let Some(layer) = project {
+        apply_project(&mut builder, layer)?;
+    }
+    apply_overrides(&mut builder, overrides)?;
+    if overrides.profile.is_some() {
+        builder.record("profile", Source::Caller);
+    } else if let (Some(layer), Some(_)) = (global, global_profile) {
+        builder.record("profile", layer.source());
+    }
+    let (policy, provenance) = builder.build_with_provenance();
+    Ok(Effective { policy, provenance })
+}
+
+fn invalid(layer: Option<&ConfigLayer>, key: &str, err: PolicyError) -> PolicyError {
+    PolicyError::InvalidValue {
+        file: layer.map(|l| l.file.clone()).unwrap_or_default(),
+        key: key.to_owned(),
+        why: err.to_string(),
+    }
+}
+
+fn parse_spec(layer: &ConfigLayer, key: &str, text: &str) -> Result<PathSpec, PolicyError> {
+    PathSpec::parse(text).map_err(|e| invalid(Some(layer), key, e))
+}
+
+fn check_env_name(layer: Option<&ConfigLayer>, key: &str, name: &str) -> Result<(), PolicyError> {
+    let valid = !name.is_empty()
+        && !name.starts_with(|c: char| c.is_ascii_digit())
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if valid {
+        return Ok(());
+    }
+    let why = format!(
+        "{name:?} is not a variable name (letters, digits and `_`, not starting with a digit)"
+    );
+    Err(match layer {
+        Some(l) => PolicyError::InvalidValue {
+            file: l.file.clone(),
+            key: key.to_owned(),
+            why,
+        },
+        None => PolicyError::InvalidOverride {
+            key: key.to_owned(),
+            why,
+        },
+    })
+}
+
+fn apply_common_tightening(
+    builder: &mut PolicyBuilder,
+    layer: &ConfigLayer,
+) -> Result<(), PolicyError> {
+    let source = layer.source();
+    let fs = &layer.config.filesystem;
+    for text in &fs.deny_read {
+        let spec = parse_spec(layer, "filesystem.deny_read", text)?;
+        builder
+            .add_mask(spec, source.clone())
+            .map_err(|e| invalid(Some(layer), "filesystem.deny_read", e))?;
+    }
+    for text in &fs.deny_write {
+        let spec = parse_spec(layer, "filesystem.deny_write", text)?;
+        builder
+            .add_protected(spec, source.clone())
+            .map_err(|e| invalid(Some(layer), "filesystem.deny_write", e))?;
+    }
+    for name in &layer.config.env.drop {
+        check_env_name(Some(layer), "env.drop", name)?;
+        builder.drop_env(name, source.clone());
+    }
+    Ok(())
+}
+
+fn apply_global(builder: &mut PolicyBuilder, layer: &ConfigLayer) -> Result<(), PolicyError> {
+    let source = layer.source();
+    let cfg = &layer.config;
+    for text in &cfg.filesystem.writable {
+        let spec = parse_spec(layer, "filesystem.writable", text)?;
+        builder.add_writable(spec, false, source.clone());
+    }
+    for text in &cfg.filesystem.allow_read {
+        let spec = parse_spec(layer, "filesystem.allow_read", text)?;
+        builder.remove_mask(&spec, source.clone());
+    }
+    apply_common_tightening(builder, layer)?;
+    if let Some(mode) = cfg.network.mode {
+        builder.set_network(mode, source.clone());
+    }
+    for name in &cfg.env.pass {
+        check_env_name(Some(layer), "env.pass", name)?;
+        builder.pass_env(name.clone(), source.clone());
+    }
+    for (name, value) in &cfg.env.set {
+        check_env_name(Some(layer), "env.set", name)?;
+        builder.set_env(name.clone(), value.clone(), source.clone());
+    }
+    apply_limits(builder, layer, false)?;
+    if let Some(u) = cfg.backend.unavailable {
+        builder.set_unavailable(u, source);
+    }
+    Ok(())
+}
+
+fn apply_project(builder: &mut PolicyBuilder, layer: &ConfigLayer) -> Result<(), PolicyError> {
+    let source = layer.source();
+    let cfg = &layer.config;
+    let loosens = |key: &str, why: String| PolicyError::ProjectLoosens {
+        file: layer.file.clone(),
+        key: key.to_owned(),
+        why,
+    };
+    if let Some(name) = &cfg.profile {
+        let wanted = Profile::from_name(name).map_err(|e| invalid(Some(layer), "profile", e))?;
+        let current = builder.current().profile();
+        if wanted != current {
+            return Err(loosens(
+                "profile",
+                format!("it names profile {wanted}, but the caller chose {current}"),
+            ));
+        }
+    }
+    for text in &cfg.filesystem.writable {
+        let spec = parse_spec(layer, "filesystem.writable", text)?;
+        if !spec.is_relative() {
+            return Err(loosens(
+                "filesystem.writable",
+                format!("{text} is not a path relative to the workspace"),
+            ));
+        }
+        builder.add_writable(spec, true, source.clone());
+    }
+    if let Some(first) = cfg.filesystem.allow_read.first() {
+        return Err(loosens(
+            "filesystem.allow_read",
+            format!("it removes the credential mask {first}"),
+        ));
+    }
+    apply_common_tightening(builder, layer)?;
+    match cfg.network.mode {
+        Some(Network::Allowed) => {
+            return Err(loosens("network.mode", "it allows the network".into()));
+        }
+        Some(Network::Denied) => builder.set_network(Network::Denied, source.clone()),
+        None => {}
+    }
+    if let Some(name) = cfg.env.pass.first() {
+        return Err(loosens(
+            "env.pass",
+            format!("it passes the host variable {name}"),
+        ));
+    }
+    if let Some(name) = cfg.env.set.keys().next() {
+        return Err(loosens("env.set", format!("it sets the variable {name}")));
+    }
+    apply_limits(builder, layer, true)?;
+    match cfg.backend.unavailable {
+        Some(Unavailable::Warn) => {
+            return Err(loosens(
+                "backend.unavailable",
+                "it asks to run unsandboxed when no backend enforces".into(),
+            ));
+        }
+        Some(Unavailable::Refuse) => builder.set_unavailable(Unavailable::Refuse, source),
+        None => {}
+    }
+    Ok(())
+}
+
+fn apply_limits(
+    builder: &mut PolicyBuilder,
+    layer: &ConfigLayer,
+    tighten_only: bool,
+) -> Result<(), PolicyError> {
+    let section = &layer.config.limits;
+    let fields: [(&str, Option<u64>); 7] = [
+        ("cpu_secs", section.cpu_secs),
+        ("file_size_bytes", section.file_size_bytes),
+        ("open_files", section.open_files),
+        ("processes", section.processes),
+        ("address_space_bytes", section.address_space_bytes),
+        ("timeout_secs", section.timeout_secs),
+        ("output_cap_bytes", section.output_cap_bytes),
+    ];
+    for (key, value) in fields {
+        let Some(value) = value else { continue };
+        if key == "timeout_secs" && value == 0 {
+            return Err(PolicyError::InvalidValue {
+                file: layer.file.clone(),
+                key: format!("limits.{key}"),
+                why: "a timeout of 0 seconds would kill every command at once".into(),
+            });
+        }
+        let limits = *builder.current().limits();
+        if tighten_only && let Some(previous) = limit_value(&limits, key).filter(|p| value > *p) {
+            return Err(PolicyError::ProjectLoosens {
+                file: layer.file.clone(),
+                key: format!("limits.{key}"),
+                why: format!("it raises the limit from {previous} to {value}"),
+            });
+        }
+        builder.set_limits(with_limit(limits, key, value), key, layer.source());
+    }
+    Ok(())
+}
+
+/// The current value of a limit by its configuration key; `None` means unlimited.
+fn limit_value(limits: &Limits, key: &str) -> Option<u64> {
+    match key {
+        "cpu_secs" => limits.cpu_secs,
+        "file_size_bytes" => limits.file_size_bytes,
+        "open_files" => limits.open_files,
+        "processes" => limits.processes,
+        "address_space_bytes" => limits.address_space_bytes,
+        "timeout_secs" => limits.timeout_secs,
+        "output_cap_bytes" => Some(limits.output_cap_bytes),
+        _ => None,
+    }
+}
+
+fn with_limit(mut limits: Limits, key: &str, value: u64) -> Limits {
+    match key {
+        "cpu_secs" => limits.cpu_secs = Some(value),
+        "file_size_bytes" => limits.file_size_bytes = Some(value),
+        "open_files" => limits.open_files = Some(value),
+        "processes" => limits.processes = Some(value),
+        "address_space_bytes" => limits.address_space_bytes = Some(value),
+        "timeout_secs" => limits.timeout_secs = Some(value),
+        "output_cap_bytes" => limits.output_cap_bytes = value,
+        _ => {}
+    }
+    limits
+}
+
+fn apply_overrides(builder: &mut PolicyBuilder, overrides: &Overrides) -> Result<(), PolicyError> {
+    for path in &overrides.writable {
+        if !path.is_absolute() {
+            return Err(PolicyError::RelativeInvocationPath {
+                what: "writable root",
+                path: path.clone(),
+            });
+        }
+        let spec = PathSpec::from_path(path)?;
+        builder.add_writable(spec, false, Source::Caller);
+    }
+    if let Some(network) = overrides.network {
+        builder.set_network(network, Source::Caller);
+    }
+    for name in &overrides.pass_env {
+        check_env_name(None, "--pass-env", name)?;
+        builder.pass_env(name.clone(), Source::Caller);
+    }
+    for (name, value) in &overrides.set_env {
+        check_env_name(None, "--env", name)?;
+        builder.set_env(name.clone(), value.clone(), Source::Caller);
+    }
+    if let Some(timeout) = overrides.timeout_secs {
+        if timeout == 0 {
+            return Err(PolicyError::InvalidOverride {
+                key: "--timeout".into(),
+                why: "a timeout of 0 seconds would kill every command at once".into(),
+            });
+        }
+        let limits = with_limit(*builder.current().limits(), "timeout_secs", timeout);
+        builder.set_limits(limits, "timeout_secs", Source::Caller);
+    }
+    Ok(())
+}

@@ -1,0 +1,55 @@
+//! cordon's policy model: what a jailed command may do, as plain data.
+//!
+//! A [`Policy`] starts from one of eight named [`Profile`]s and is refined by configuration
+//! layers: the user's global file, the repository's `.cordon.toml` (which may only tighten), and
+//! the caller's overrides ([`config`]). A policy is host-independent and immutable once built; it
+//! carries a stable [`PolicyHash`] over its normalized form and a format epoch, so a harness can
+//! tell when the meaning of a policy changed.
+//!
+//! A [`Plan`] is a policy resolved against one invocation on one host, through the small
+//! [`HostFacts`] trait: every path canonical, writable roots checked against the path rules (no
+//! broad or system roots, no root inside a credential mask, the cwd inside the writable set),
+//! masks and protected paths that exist listed, and the ones left out listed with the reason.
+//! The bubblewrap, Seatbelt and Landlock generators take a `Plan` and nothing else.
+//!
+//! This crate does not spawn processes, touch the environment, or enforce anything: it reads the
+//! host only through [`HostFacts`] (and [`config::load_file`] reads the file it is given). It
+//! depends on serde, toml, thiserror and sha2 only, so a harness can use it on its own.
+//!
+//! ```
+//! use cordon_policy::{FakeHost, Invocation, Network, Plan, Policy, Profile};
+//!
+//! let policy = Policy::for_profile(Profile::Shell);
+//! assert_eq!(policy.network(), Network::Denied);
+//!
+//! let host = FakeHost::typical(); // a user `u` with a repository at /home/u/proj
+//! let plan = Plan::resolve(&policy, &Invocation::at("/home/u/proj"), &host)?;
+//! assert_eq!(plan.writable, vec![std::path::PathBuf::from("/home/u/proj")]);
+//! assert!(plan.masks.iter().any(|m| m.target.ends_with(".ssh")));
+//!
+//! // A cwd that would make the whole home directory writable is refused, naming the rule.
+//! let err = Plan::resolve(&policy, &Invocation::at("/home/u"), &host).unwrap_err();
+//! assert!(err.to_string().contains("home directory"));
+//! # Ok::<(), cordon_policy::PolicyError>(())
+//! ```
+
+pub mod audit;
+pub mod config;
+pub mod defaults;
+mod error;
+mod host;
+mod model;
+pub mod paths;
+mod plan;
+mod policy;
+mod profile;
+
+pub use error::PolicyError;
+pub use host::{EntryKind, FakeHost, HostFacts, RealHost};
+pub use model::{EnvPolicy, Limits, Network, Posture, Unavailable};
+pub use paths::PathSpec;
+pub use plan::{
+    Bind, CredentialMask, Invocation, Plan, ProtectedPath, SkipReason, Skipped, Symlink,
+};
+pub use policy::{POLICY_FORMAT_EPOCH, Policy, PolicyBuilder, PolicyHash, Source, WritableSpec};
+pub use profile::{Profile, ProfileDefaults};

@@ -1,0 +1,115 @@
+//! The plain data a policy is made of.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// What the jail's filesystem looks like before writable roots and masks are applied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Posture {
+    /// The whole host filesystem is readable (read-only) except the credential masks.
+    Host,
+    /// An empty root with only vetted trees bound read-only, and a private `HOME`.
+    Minimal,
+}
+
+/// Whether the jail may reach any network.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Network {
+    /// A new, empty network namespace, and no new sockets (seccomp).
+    #[serde(rename = "deny")]
+    Denied,
+    /// The host's network.
+    #[serde(rename = "allow")]
+    Allowed,
+}
+
+/// What to do when no backend has been proven to enforce the policy on this host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Unavailable {
+    /// Refuse to run anything (exit 126). The default.
+    Refuse,
+    /// Run unsandboxed and say so loudly. Only ever set explicitly.
+    Warn,
+}
+
+/// The environment the jailed command receives, beyond the fixed allowlist.
+///
+/// `pass` names are copied from the host only when they do not read as a credential;
+/// `set` values are applied inside the jail, never to the launcher's own process.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct EnvPolicy {
+    /// Host variables passed through by name.
+    pub pass: BTreeSet<String>,
+    /// Explicit values set inside the jail.
+    pub set: BTreeMap<String, String>,
+}
+
+/// Resource limits. `None` means "no limit of this kind".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Limits {
+    /// CPU seconds (`RLIMIT_CPU`).
+    pub cpu_secs: Option<u64>,
+    /// Largest file the command may write, in bytes (`RLIMIT_FSIZE`).
+    pub file_size_bytes: Option<u64>,
+    /// Open descriptors (`RLIMIT_NOFILE`).
+    pub open_files: Option<u64>,
+    /// Processes of the user (`RLIMIT_NPROC`; counted per real user, see docs/limits.md).
+    pub processes: Option<u64>,
+    /// Address space in bytes (`RLIMIT_AS`); off where it breaks common runtimes.
+    pub address_space_bytes: Option<u64>,
+    /// Wall-clock timeout in seconds; the whole process tree is killed when it passes.
+    pub timeout_secs: Option<u64>,
+    /// Bytes of stdout and of stderr kept in memory, each; the rest is dropped and flagged.
+    pub output_cap_bytes: u64,
+}
+
+impl Limits {
+    /// True when every limit of `self` is at least as tight as the one in `other`.
+    pub fn no_looser_than(&self, other: &Limits) -> bool {
+        fn le(a: Option<u64>, b: Option<u64>) -> bool {
+            match (a, b) {
+                (_, None) => true,
+                (None, Some(_)) => false,
+                (Some(a), Some(b)) => a <= b,
+            }
+        }
+        le(self.cpu_secs, other.cpu_secs)
+            && le(self.file_size_bytes, other.file_size_bytes)
+            && le(self.open_files, other.open_files)
+            && le(self.processes, other.processes)
+            && le(self.address_space_bytes, other.address_space_bytes)
+            && le(self.timeout_secs, other.timeout_secs)
+            && self.output_cap_bytes <= other.output_cap_bytes
+    }
+}
+
+impl fmt::Display for Posture {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Posture::Host => "host",
+            Posture::Minimal => "minimal",
+        })
+    }
+}
+
+impl fmt::Display for Network {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Network::Denied => "deny",
+            Network::Allowed => "allow",
+        })
+    }
+}
+
+impl fmt::Display for Unavailable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Unavailable::Refuse => "refuse",
+            Unavailable::Warn => "warn",
+        })
+    }
+}

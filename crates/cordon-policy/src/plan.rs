@@ -1,0 +1,528 @@
+//! `Plan`: a policy resolved against one invocation on one host. Generators (bubblewrap, Seatbelt,
+//! Landlock) take a `Plan` and nothing else.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::defaults;
+use crate::error::PolicyError;
+use crate::host::{EntryKind, HostFacts};
+use crate::model::{EnvPolicy, Limits, Network, Posture, Unavailable};
+use crate::paths::{PathSpec, check_no_nul, is_within, serialize_path, serialize_paths};
+use crate::policy::{Policy, PolicyHash};
+use crate::profile::Profile;
+
+/// One command's place on the host.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Invocation {
+    /// The working directory, absolute.
+    pub cwd: PathBuf,
+    /// The workspace root, absolute; `None` means the cwd is the workspace.
+    pub workspace: Option<PathBuf>,
+}
+
+impl Invocation {
+    /// A command run at `cwd`, which is also its workspace.
+    pub fn at(cwd: impl Into<PathBuf>) -> Invocation {
+        Invocation {
+            cwd: cwd.into(),
+            workspace: None,
+        }
+    }
+}
+
+/// A read-only bind of `source` at `dest`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Bind {
+    /// Host path.
+    #[serde(serialize_with = "serialize_path")]
+    pub source: PathBuf,
+    /// Path in the jail.
+    #[serde(serialize_with = "serialize_path")]
+    pub dest: PathBuf,
+}
+
+/// A symlink created in the jail (minimal posture: `/bin -> usr/bin`).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Symlink {
+    /// Where the link is.
+    #[serde(serialize_with = "serialize_path")]
+    pub link: PathBuf,
+    /// What it points to, as stored on the host.
+    #[serde(serialize_with = "serialize_path")]
+    pub target: PathBuf,
+}
+
+/// A path inside a writable root that stays read-only.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct ProtectedPath {
+    /// Canonical path.
+    #[serde(serialize_with = "serialize_path")]
+    pub path: PathBuf,
+    /// Directory or file.
+    pub kind: EntryKind,
+    /// The writable root it lies in.
+    #[serde(serialize_with = "serialize_path")]
+    pub root: PathBuf,
+}
+
+/// A credential mask: a directory becomes an empty unreadable tmpfs, anything else `/dev/null`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct CredentialMask {
+    /// The canonical target: a mask on a symlink masks what it points to.
+    #[serde(serialize_with = "serialize_path")]
+    pub target: PathBuf,
+    /// The path the policy named.
+    #[serde(serialize_with = "serialize_path")]
+    pub requested: PathBuf,
+    /// Directory, or file for anything that is not a directory.
+    pub kind: EntryKind,
+}
+
+/// Why a mask or protected path is not in the plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SkipReason {
+    /// The masked path does not exist (nothing to hide; start-up is unaffected).
+    MaskMissing,
+    /// The protected path does not exist at launch, so it cannot be bound read-only; see
+    /// docs/limits.md.
+    ProtectedMissing,
+    /// The protected path resolves outside every writable root, so it is read-only already.
+    ProtectedOutsideWritable,
+}
+
+/// A mask or protected path left out, and why.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Skipped {
+    /// The path.
+    #[serde(serialize_with = "serialize_path")]
+    pub path: PathBuf,
+    /// Why.
+    pub reason: SkipReason,
+}
+
+/// A policy resolved on one host for one invocation: plain data, every path canonical.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Plan {
+    /// Profile.
+    pub profile: Profile,
+    /// Posture.
+    pub posture: Posture,
+    /// Network.
+    pub network: Network,
+    /// Canonical home directory.
+    #[serde(serialize_with = "serialize_path")]
+    pub home: PathBuf,
+    /// Canonical workspace root.
+    #[serde(serialize_with = "serialize_path")]
+    pub workspace: PathBuf,
+    /// Canonical working directory.
+    #[serde(serialize_with = "serialize_path")]
+    pub cwd: PathBuf,
+    /// Read-only binds beyond the posture's base (minimal: the vetted trees).
+    pub read_only: Vec<Bind>,
+    /// Symlinks to recreate (minimal posture).
+    pub symlinks: Vec<Symlink>,
+    /// Directories replaced by private empty ones (tmpfs).
+    #[serde(serialize_with = "serialize_paths")]
+    pub private_dirs: Vec<PathBuf>,
+    /// Writable roots: canonical, sorted, none inside another.
+    #[serde(serialize_with = "serialize_paths")]
+    pub writable: Vec<PathBuf>,
+    /// Paths inside writable roots that stay read-only.
+    pub protected: Vec<ProtectedPath>,
+    /// Credential masks that exist on this host.
+    pub masks: Vec<CredentialMask>,
+    /// Masks and protected paths left out, with the reason.
+    pub skipped: Vec<Skipped>,
+    /// Environment policy.
+    pub env: EnvPolicy,
+    /// Limits.
+    pub limits: Limits,
+    /// What to do without an enforcing backend.
+    pub unavailable: Unavailable,
+    /// The policy's hash.
+    pub policy_hash: PolicyHash,
+}
+
+impl Plan {
+    /// Resolves `policy` for `invocation` on `host`, enforcing the path rules.
+    pub fn resolve(
+        policy: &Policy,
+        invocation: &Invocation,
+        host: &dyn HostFacts,
+    ) -> Result<Plan, PolicyError> {
+        let home_raw = host.home_dir().ok_or(PolicyError::HomeUnknown)?;
+        let home = host.canonicalize(&home_raw).unwrap_or(home_raw);
+
+        let cwd = resolve_dir(host, &invocation.cwd, "cwd")?;
+        let workspace = match &invocation.workspace {
+            Some(w) => resolve_dir(host, w, "workspace")?,
+            None => cwd.clone(),
+        };
+
+        let masks = resolve_masks(policy, host, &home, &workspace)?;
+        let mut skipped = masks.1;
+        let masks = masks.0;
+
+        let mut candidates: Vec<(PathBuf, Origin)> = vec![(workspace.clone(), Origin::Workspace)];
+        for w in policy.writable() {
+            let origin = if w.confined_to_workspace {
+                Origin::Confined
+            } else {
+                Origin::Configured
+            };
+            candidates.push((w.path.under(&home, &workspace), origin));
+        }
+        let mut roots = Vec::new();
+        for (path, origin) in &candidates {
+            roots.push(check_root(host, path, *origin, &home, &workspace, &masks)?);
+        }
+        let worktrees: Vec<Worktree> = roots
+            .iter()
+            .filter_map(|r| linked_worktree(host, r))
+            .collect();
+        if policy.git_admin_writable() {
+            for wt in &worktrees {
+                let mut admin = vec![wt.admin.clone()];
+                admin.extend(["objects", "refs", "logs"].map(|d| wt.common.join(d)));
+                for dir in admin {
+                    if host.resolved_kind(&dir) == Some(EntryKind::Dir) {
+                        roots.push(check_root(
+                            host,
+                            &dir,
+                            Origin::Configured,
+                            &home,
+                            &workspace,
+                            &masks,
+                        )?);
+                    }
+                }
+            }
+        }
+        let writable = minimal_cover(roots);
+
+        if !writable.iter().any(|r| is_within(&cwd, r)) {
+            return Err(PolicyError::CwdOutsideWritable { cwd, writable });
+        }
+
+        let (protected, protected_skips) =
+            resolve_protected(policy, host, &home, &workspace, &writable, &worktrees);
+        skipped.extend(protected_skips);
+        skipped.sort();
+        skipped.dedup();
+
+        let mut plan = Plan {
+            profile: policy.profile(),
+            posture: policy.posture(),
+            network: policy.network(),
+            home,
+            workspace,
+            cwd,
+            read_only: Vec::new(),
+            symlinks: Vec::new(),
+            private_dirs: Vec::new(),
+            writable,
+            protected,
+            masks,
+            skipped,
+            env: policy.env().clone(),
+            limits: *policy.limits(),
+            unavailable: policy.unavailable(),
+            policy_hash: policy.hash(),
+        };
+        plan.add_base(host);
+        Ok(plan)
+    }
+
+    fn add_base(&mut self, host: &dyn HostFacts) {
+        for dir in defaults::PRIVATE_DIRS {
+            let dir = Path::new(dir);
+            let exists = host.resolved_kind(dir) == Some(EntryKind::Dir);
+            // On the host posture the root is the host's, read-only: bubblewrap can only mount a
+            // private directory where one exists. On the minimal posture the root is empty.
+            if self.posture == Posture::Minimal || exists {
+                let dir = host.canonicalize(dir).unwrap_or_else(|| dir.to_path_buf());
+                self.private_dirs.push(dir);
+            }
+        }
+        match self.posture {
+            Posture::Host => {
+                if self.network == Network::Allowed {
+                    // A resolv.conf that points into /run would vanish under the private /run.
+                    let resolv = Path::new("/etc/resolv.conf");
+                    if let Some(target) = host.canonicalize(resolv)
+                        && self.private_dirs.iter().any(|d| is_within(&target, d))
+                    {
+                        self.read_only.push(Bind {
+                            source: target.clone(),
+                            dest: target,
+                        });
+                    }
+                }
+            }
+            Posture::Minimal => {
+                self.private_dirs.push(self.home.clone());
+                let mut wanted: Vec<PathBuf> = defaults::MINIMAL_SYSTEM_TREES
+                    .iter()
+                    .map(PathBuf::from)
+                    .collect();
+                wanted.extend(
+                    defaults::MINIMAL_HOME_TREES
+                        .iter()
+                        .map(|t| self.home.join(t)),
+                );
+                let mut symlinks = Vec::new();
+                let mut binds: Vec<PathBuf> = Vec::new();
+                for path in wanted {
+                    match host.kind(&path) {
+                        Some(EntryKind::Symlink) => {
+                            if let (Some(target), Some(stored)) =
+                                (host.canonicalize(&path), host.read_link(&path))
+                            {
+                                symlinks.push(Symlink {
+                                    link: path,
+                                    target: stored,
+                                });
+                                binds.push(target);
+                            }
+                        }
+                        Some(_) => binds.push(path),
+                        None => {}
+                    }
+                }
+                let binds = minimal_cover(binds);
+                self.read_only = binds
+                    .into_iter()
+                    .map(|p| Bind {
+                        source: p.clone(),
+                        dest: p,
+                    })
+                    .collect();
+                symlinks.sort();
+                self.symlinks = symlinks;
+            }
+        }
+        self.private_dirs.sort();
+        self.private_dirs.dedup();
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Origin {
+    Workspace,
+    Configured,
+    Confined,
+}
+
+fn resolve_dir(
+    host: &dyn HostFacts,
+    path: &Path,
+    what: &'static str,
+) -> Result<PathBuf, PolicyError> {
+    check_no_nul(path)?;
+    if !path.is_absolute() {
+        return Err(PolicyError::RelativeInvocationPath {
+            what,
+            path: path.to_path_buf(),
+        });
+    }
+    match host.canonicalize(path) {
+        Some(c) if host.kind(&c) == Some(EntryKind::Dir) => Ok(c),
+        _ => Err(PolicyError::CwdMissing {
+            path: path.to_path_buf(),
+        }),
+    }
+}
+
+fn check_root(
+    host: &dyn HostFacts,
+    path: &Path,
+    origin: Origin,
+    home: &Path,
+    workspace: &Path,
+    masks: &[CredentialMask],
+) -> Result<PathBuf, PolicyError> {
+    check_no_nul(path)?;
+    let canonical = host
+        .canonicalize(path)
+        .ok_or_else(|| PolicyError::RootMissing {
+            path: path.to_path_buf(),
+        })?;
+    if host.kind(&canonical) != Some(EntryKind::Dir) {
+        return Err(PolicyError::RootNotDirectory { path: canonical });
+    }
+    let broad = |why: String| PolicyError::BroadRoot {
+        path: canonical.clone(),
+        why,
+    };
+    let suffix = if origin == Origin::Workspace {
+        " (the workspace is the cwd)"
+    } else {
+        ""
+    };
+    if home.starts_with(&canonical) {
+        return Err(broad(format!(
+            "it is the home directory or one of its ancestors{suffix}"
+        )));
+    }
+    if let Some(tree) = defaults::SYSTEM_TREES
+        .iter()
+        .find(|t| is_within(&canonical, Path::new(t)))
+    {
+        return Err(broad(format!("it lies in the system tree {tree}{suffix}")));
+    }
+    if defaults::BROAD_DIRS
+        .iter()
+        .any(|d| canonical == Path::new(d))
+    {
+        return Err(broad(format!("it is a shared top-level directory{suffix}")));
+    }
+    if origin == Origin::Confined && !is_within(&canonical, workspace) {
+        return Err(PolicyError::RootOutsideWorkspace {
+            root: canonical,
+            workspace: workspace.to_path_buf(),
+            origin: "the project file".into(),
+        });
+    }
+    if let Some(mask) = masks
+        .iter()
+        .find(|m| is_within(&canonical, &m.target) || is_within(&canonical, &m.requested))
+    {
+        return Err(PolicyError::RootInsideMask {
+            root: canonical,
+            mask: mask.requested.clone(),
+        });
+    }
+    Ok(canonical)
+}
+
+/// Sorts, dedups and drops every path that lies inside another one of the list.
+fn minimal_cover(mut paths: Vec<PathBuf>) -> Vec<PathBuf> {
+    paths.sort();
+    paths.dedup();
+    let mut out: Vec<PathBuf> = Vec::new();
+    for p in paths {
+        if !out.iter().any(|kept| is_within(&p, kept)) {
+            out.push(p);
+        }
+    }
+    out
+}
+
+type Resolved<T> = (Vec<T>, Vec<Skipped>);
+
+fn resolve_masks(
+    policy: &Policy,
+    host: &dyn HostFacts,
+    home: &Path,
+    workspace: &Path,
+) -> Result<Resolved<CredentialMask>, PolicyError> {
+    let mut masks = Vec::new();
+    let mut skipped = Vec::new();
+    for spec in policy.masks() {
+        let requested = spec.under(home, workspace);
+        check_no_nul(&requested)?;
+        let Some(target) = host.canonicalize(&requested) else {
+            skipped.push(Skipped {
+                path: requested,
+                reason: SkipReason::MaskMissing,
+            });
+            continue;
+        };
+        if target == Path::new("/") {
+            return Err(PolicyError::MaskIsRoot { path: requested });
+        }
+        let kind = match host.kind(&target) {
+            Some(EntryKind::Dir) => EntryKind::Dir,
+            _ => EntryKind::File,
+        };
+        masks.push(CredentialMask {
+            target,
+            requested,
+            kind,
+        });
+    }
+    masks.sort();
+    masks.dedup_by(|a, b| a.target == b.target);
+    Ok((masks, skipped))
+}
+
+/// A linked git worktree: its `.git` is a file naming an administrative directory.
+struct Worktree {
+    admin: PathBuf,
+    common: PathBuf,
+}
+
+fn linked_worktree(host: &dyn HostFacts, root: &Path) -> Option<Worktree> {
+    let dot_git = root.join(".git");
+    if host.kind(&dot_git) != Some(EntryKind::File) {
+        return None;
+    }
+    let text = host.read_small_text(&dot_git)?;
+    let gitdir = text.lines().find_map(|l| l.strip_prefix("gitdir:"))?.trim();
+    let admin = host.canonicalize(&root.join(gitdir))?;
+    let common = match host.read_small_text(&admin.join("commondir")) {
+        Some(c) => host.canonicalize(&admin.join(c.trim()))?,
+        None => admin.clone(),
+    };
+    Some(Worktree { admin, common })
+}
+
+fn resolve_protected(
+    policy: &Policy,
+    host: &dyn HostFacts,
+    home: &Path,
+    workspace: &Path,
+    writable: &[PathBuf],
+    worktrees: &[Worktree],
+) -> Resolved<ProtectedPath> {
+    let mut candidates: Vec<PathBuf> = Vec::new();
+    for spec in policy.protected() {
+        match spec {
+            PathSpec::Relative(_) => {
+                candidates.extend(writable.iter().map(|root| spec.under(home, root)));
+            }
+            _ => candidates.push(spec.under(home, workspace)),
+        }
+    }
+    for wt in worktrees {
+        candidates.push(wt.admin.join("config.worktree"));
+        candidates.push(wt.common.join("hooks"));
+        candidates.push(wt.common.join("config"));
+    }
+    let mut protected = Vec::new();
+    let mut skipped = Vec::new();
+    for path in candidates {
+        let Some(canonical) = host.canonicalize(&path) else {
+            if writable.iter().any(|r| is_within(&path, r)) {
+                skipped.push(Skipped {
+                    path,
+                    reason: SkipReason::ProtectedMissing,
+                });
+            }
+            continue;
+        };
+        let Some(root) = writable.iter().find(|r| is_within(&canonical, r)) else {
+            skipped.push(Skipped {
+                path,
+                reason: SkipReason::ProtectedOutsideWritable,
+            });
+            continue;
+        };
+        let kind = match host.kind(&canonical) {
+            Some(EntryKind::Dir) => EntryKind::Dir,
+            _ => EntryKind::File,
+        };
+        protected.push(ProtectedPath {
+            path: canonical,
+            kind,
+            root: root.clone(),
+        });
+    }
+    protected.sort();
+    protected.dedup_by(|a, b| a.path == b.path);
+    (protected, skipped)
+}

@@ -1,0 +1,320 @@
+//! The path rules, enforced while resolving a plan, one test per rule.
+
+use std::path::PathBuf;
+
+use cordon_policy::config::{LayerKind, Overrides, effective_policy, parse_str};
+use cordon_policy::{
+    EntryKind, FakeHost, Invocation, PathSpec, Plan, Policy, PolicyBuilder, PolicyError, Posture,
+    Profile, SkipReason, Source,
+};
+
+fn shell() -> Policy {
+    Policy::for_profile(Profile::Shell)
+}
+
+fn with_writable(path: &str) -> Policy {
+    let mut b = PolicyBuilder::new(Profile::Shell);
+    b.add_writable(PathSpec::parse(path).unwrap(), false, Source::Caller);
+    b.build()
+}
+
+#[test]
+fn workspace_is_the_canonical_cwd_and_the_only_root() {
+    let host = FakeHost::typical().symlink("/home/u/link", "proj");
+    let plan = Plan::resolve(&shell(), &Invocation::at("/home/u/link/src"), &host).unwrap();
+    assert_eq!(plan.cwd, PathBuf::from("/home/u/proj/src"));
+    assert_eq!(plan.writable, vec![PathBuf::from("/home/u/proj/src")]);
+}
+
+#[test]
+fn broad_roots_are_refused_naming_path_and_rule() {
+    let host = FakeHost::typical()
+        .dir("/usr/local/bin")
+        .dir("/opt")
+        .dir("/var");
+    for (cwd, rule) in [
+        ("/", "home directory"),
+        ("/home", "home directory"),
+        ("/home/u", "home directory"),
+        ("/usr", "system tree /usr"),
+        ("/usr/local/bin", "system tree /usr"),
+        ("/etc", "system tree /etc"),
+        ("/bin", "system tree /usr"),
+        ("/tmp", "shared top-level"),
+        ("/var", "shared top-level"),
+        ("/opt", "shared top-level"),
+    ] {
+        let err = Plan::resolve(&shell(), &Invocation::at(cwd), &host).unwrap_err();
+        assert!(matches!(err, PolicyError::BroadRoot { .. }), "{cwd}: {err}");
+        let text = err.to_string();
+        assert!(text.contains(rule), "{cwd}: {text}");
+    }
+    let err =
+        Plan::resolve(&with_writable("~"), &Invocation::at("/home/u/proj"), &host).unwrap_err();
+    assert!(
+        err.to_string().contains("writable root /home/u is refused"),
+        "{err}"
+    );
+}
+
+#[test]
+fn missing_roots_and_cwds_are_errors_naming_the_path() {
+    let host = FakeHost::typical();
+    let err = Plan::resolve(
+        &with_writable("/srv/nope"),
+        &Invocation::at("/home/u/proj"),
+        &host,
+    )
+    .unwrap_err();
+    assert!(matches!(err, PolicyError::RootMissing { .. }));
+    assert!(err.to_string().contains("/srv/nope"), "{err}");
+    let err = Plan::resolve(&shell(), &Invocation::at("/home/u/nope"), &host).unwrap_err();
+    assert!(err.to_string().contains("/home/u/nope"), "{err}");
+    let host = host.file("/home/u/file", "");
+    let err = Plan::resolve(
+        &with_writable("/home/u/file"),
+        &Invocation::at("/home/u/proj"),
+        &host,
+    )
+    .unwrap_err();
+    assert!(matches!(err, PolicyError::RootNotDirectory { .. }), "{err}");
+}
+
+#[test]
+fn nul_bytes_and_relative_paths_are_refused() {
+    let host = FakeHost::typical();
+    let err = Plan::resolve(&shell(), &Invocation::at("/home/u/pr\0oj"), &host).unwrap_err();
+    assert!(matches!(err, PolicyError::NulByte { .. }), "{err}");
+    let err = Plan::resolve(&shell(), &Invocation::at("proj"), &host).unwrap_err();
+    assert!(
+        matches!(err, PolicyError::RelativeInvocationPath { .. }),
+        "{err}"
+    );
+    let err = effective_policy(
+        None,
+        None,
+        &Overrides {
+            writable: vec!["/a\0b".into()],
+            ..Default::default()
+        },
+    )
+    .unwrap_err();
+    assert!(matches!(err, PolicyError::NulByte { .. }), "{err}");
+}
+
+#[test]
+fn cwd_must_lie_inside_the_writable_set() {
+    let host = FakeHost::typical().dir("/home/u/other");
+    let inv = Invocation {
+        cwd: "/home/u/other".into(),
+        workspace: Some("/home/u/proj".into()),
+    };
+    let err = Plan::resolve(&shell(), &inv, &host).unwrap_err();
+    assert!(matches!(err, PolicyError::CwdOutsideWritable { .. }));
+    assert_eq!(
+        err.to_string(),
+        "cwd /home/u/other is outside the writable set [/home/u/proj]"
+    );
+}
+
+#[test]
+fn a_root_inside_a_credential_mask_is_refused() {
+    let host = FakeHost::typical()
+        .dir("/home/u/.aws/sub")
+        .symlink("/home/u/proj/keys", "/home/u/.ssh");
+    let err = Plan::resolve(&shell(), &Invocation::at("/home/u/.aws/sub"), &host).unwrap_err();
+    assert!(matches!(err, PolicyError::RootInsideMask { .. }), "{err}");
+    let err = Plan::resolve(
+        &with_writable("keys"),
+        &Invocation::at("/home/u/proj"),
+        &host,
+    )
+    .unwrap_err();
+    assert!(
+        err.to_string().contains("credential mask /home/u/.ssh"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_project_root_may_not_escape_the_workspace_through_a_symlink() {
+    let host = FakeHost::typical()
+        .dir("/home/u/elsewhere")
+        .symlink("/home/u/proj/out", "../elsewhere");
+    let project = parse_str(
+        "[filesystem]\nwritable = [\"out\"]\n",
+        "/home/u/proj/.cordon.toml".as_ref(),
+        LayerKind::Project,
+    )
+    .unwrap();
+    let policy = effective_policy(None, Some(&project), &Overrides::default())
+        .unwrap()
+        .policy;
+    let err = Plan::resolve(&policy, &Invocation::at("/home/u/proj"), &host).unwrap_err();
+    assert!(
+        matches!(err, PolicyError::RootOutsideWorkspace { .. }),
+        "{err}"
+    );
+}
+
+#[test]
+fn nested_roots_collapse_into_their_parent() {
+    let host = FakeHost::typical()
+        .dir("/home/u/proj/sub")
+        .dir("/home/u/scratch");
+    let mut b = PolicyBuilder::new(Profile::Shell);
+    b.add_writable(PathSpec::parse("sub").unwrap(), false, Source::Caller);
+    b.add_writable(PathSpec::parse("~/scratch").unwrap(), false, Source::Caller);
+    let plan = Plan::resolve(&b.build(), &Invocation::at("/home/u/proj"), &host).unwrap();
+    assert_eq!(
+        plan.writable,
+        vec![
+            PathBuf::from("/home/u/proj"),
+            PathBuf::from("/home/u/scratch")
+        ]
+    );
+}
+
+#[test]
+fn masks_resolve_symlinks_and_record_missing_paths() {
+    let host = FakeHost::typical()
+        .dir("/data/gnupg")
+        .symlink("/home/u/.gnupg", "/data/gnupg");
+    let plan = Plan::resolve(&shell(), &Invocation::at("/home/u/proj"), &host).unwrap();
+    let gnupg = plan
+        .masks
+        .iter()
+        .find(|m| m.requested.ends_with(".gnupg"))
+        .unwrap();
+    assert_eq!(gnupg.target, PathBuf::from("/data/gnupg"));
+    assert_eq!(gnupg.kind, EntryKind::Dir);
+    let netrc = plan
+        .masks
+        .iter()
+        .find(|m| m.requested.ends_with(".netrc"))
+        .unwrap();
+    assert_eq!(netrc.kind, EntryKind::File);
+    assert!(
+        plan.skipped
+            .iter()
+            .any(|s| s.path.ends_with(".kube") && s.reason == SkipReason::MaskMissing)
+    );
+    assert!(
+        plan.masks
+            .iter()
+            .any(|m| m.target == PathBuf::from("/etc/shadow"))
+    );
+}
+
+#[test]
+fn protected_paths_exist_inside_roots_or_are_reported() {
+    let host = FakeHost::typical()
+        .symlink("/home/u/proj/.vscode", "/home/u/shared-vscode")
+        .dir("/home/u/shared-vscode");
+    let plan = Plan::resolve(&shell(), &Invocation::at("/home/u/proj"), &host).unwrap();
+    let paths: Vec<_> = plan
+        .protected
+        .iter()
+        .map(|p| (p.path.clone(), p.kind))
+        .collect();
+    assert!(paths.contains(&(PathBuf::from("/home/u/proj/.git/hooks"), EntryKind::Dir)));
+    assert!(paths.contains(&(PathBuf::from("/home/u/proj/.git/config"), EntryKind::File)));
+    assert!(
+        plan.skipped.iter().any(
+            |s| s.path.ends_with(".vscode") && s.reason == SkipReason::ProtectedOutsideWritable
+        )
+    );
+    assert!(
+        plan.skipped
+            .iter()
+            .any(|s| s.path.ends_with(".envrc") && s.reason == SkipReason::ProtectedMissing)
+    );
+}
+
+#[test]
+fn linked_worktree_admin_is_protected_and_writable_only_for_git_worktree() {
+    let host = FakeHost::typical()
+        .file(
+            "/home/u/wt/.git",
+            "gitdir: /home/u/proj/.git/worktrees/wt\n",
+        )
+        .file("/home/u/proj/.git/worktrees/wt/commondir", "../..\n")
+        .file("/home/u/proj/.git/worktrees/wt/config.worktree", "")
+        .dir("/home/u/proj/.git/objects")
+        .dir("/home/u/proj/.git/refs");
+    let shell_plan = Plan::resolve(&shell(), &Invocation::at("/home/u/wt"), &host).unwrap();
+    assert_eq!(shell_plan.writable, vec![PathBuf::from("/home/u/wt")]);
+    let plan = Plan::resolve(
+        &Policy::for_profile(Profile::GitWorktree),
+        &Invocation::at("/home/u/wt"),
+        &host,
+    )
+    .unwrap();
+    assert_eq!(
+        plan.writable,
+        vec![
+            PathBuf::from("/home/u/proj/.git/objects"),
+            PathBuf::from("/home/u/proj/.git/refs"),
+            PathBuf::from("/home/u/proj/.git/worktrees/wt"),
+            PathBuf::from("/home/u/wt"),
+        ]
+    );
+    assert!(
+        plan.protected
+            .iter()
+            .any(|p| p.path == PathBuf::from("/home/u/proj/.git/worktrees/wt/config.worktree"))
+    );
+}
+
+#[test]
+fn minimal_posture_binds_vetted_trees_and_recreates_merged_usr_links() {
+    let plan = Plan::resolve(
+        &Policy::for_profile(Profile::DocumentParser),
+        &Invocation::at("/home/u/proj"),
+        &FakeHost::typical(),
+    )
+    .unwrap();
+    assert_eq!(plan.posture, Posture::Minimal);
+    assert!(
+        plan.symlinks
+            .iter()
+            .any(|s| s.link == PathBuf::from("/bin") && s.target == PathBuf::from("usr/bin"))
+    );
+    let dests: Vec<_> = plan.read_only.iter().map(|b| b.dest.clone()).collect();
+    assert!(dests.contains(&PathBuf::from("/usr")));
+    assert!(dests.contains(&PathBuf::from("/home/u/.rustup")));
+    assert!(
+        !dests.contains(&PathBuf::from("/usr/bin")),
+        "children of a bound tree are not bound again"
+    );
+    assert!(
+        plan.private_dirs.contains(&PathBuf::from("/home/u")),
+        "HOME is private"
+    );
+    assert!(!dests.iter().any(|d| d.starts_with("/etc/shadow")));
+}
+
+#[test]
+fn host_posture_with_network_keeps_a_resolv_conf_that_points_into_run() {
+    let mut b = PolicyBuilder::new(Profile::Shell);
+    b.set_network(cordon_policy::Network::Allowed, Source::Caller);
+    let plan = Plan::resolve(
+        &b.build(),
+        &Invocation::at("/home/u/proj"),
+        &FakeHost::typical(),
+    )
+    .unwrap();
+    assert!(plan.private_dirs.contains(&PathBuf::from("/run")));
+    assert!(
+        plan.read_only
+            .iter()
+            .any(|r| r.dest == PathBuf::from("/run/systemd/resolve/stub-resolv.conf"))
+    );
+    let denied = Plan::resolve(
+        &shell(),
+        &Invocation::at("/home/u/proj"),
+        &FakeHost::typical(),
+    )
+    .unwrap();
+    assert!(denied.read_only.is_empty());
+}
