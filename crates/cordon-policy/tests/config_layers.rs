@@ -1,5 +1,7 @@
 //! Configuration files: parsing, unknown keys, the tighten-only project layer, provenance.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests fail by panicking
+
 use std::path::Path;
 
 use cordon_policy::config::{
@@ -238,10 +240,10 @@ proptest! {
         let g = global(&global_text);
         let over = Overrides { profile, ..Default::default() };
         let baseline = effective_policy(Some(&g), None, &over).unwrap().policy;
-        if let Ok(layer) = project(&text) {
-            if let Ok(eff) = effective_policy(Some(&g), Some(&layer), &over) {
-                prop_assert!(eff.policy.no_looser_than(&baseline), "project file loosened:\n{text}");
-            }
+        if let Ok(layer) = project(&text)
+            && let Ok(eff) = effective_policy(Some(&g), Some(&layer), &over)
+        {
+            prop_assert!(eff.policy.no_looser_than(&baseline), "project file loosened:\n{text}");
         }
     }
 }

@@ -1,0 +1,233 @@
+//! `cargo xtask ci`: the pipeline CI runs, as a list of named steps.
+//!
+//! To add a step, write a `fn(&Ctx) -> Result<(), Error>` and add a [`Step`] to [`STEPS`] at
+//! the place in the order where it should run; `cargo xtask ci <name>` then runs it alone, and
+//! `cargo xtask ci --list` shows it.
+
+use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::cmd::{Cmd, CmdError};
+use crate::error::Error;
+use crate::setup;
+use crate::workspace;
+
+/// One stage of the pipeline.
+pub struct Step {
+    /// What `cargo xtask ci <name>` and the progress headers call it.
+    pub name: &'static str,
+    /// One line for `--list`.
+    pub about: &'static str,
+    pub run: fn(&Ctx) -> Result<(), Error>,
+}
+
+/// The pipeline, in the order it runs. It stops at the first step that fails.
+pub const STEPS: &[Step] = &[
+    Step {
+        name: "setup",
+        about: "make sure bubblewrap and cargo-deny exist (installing them), report cargo-nextest",
+        run: setup::run,
+    },
+    Step {
+        name: "fmt",
+        about: "cargo fmt --all -- --check",
+        run: fmt,
+    },
+    Step {
+        name: "clippy",
+        about: "cargo clippy --workspace --all-targets --locked -- -D warnings",
+        run: clippy,
+    },
+    Step {
+        name: "test",
+        about: "every test: nextest (or cargo test), doctests, custom-harness tests",
+        run: test,
+    },
+    Step {
+        name: "deny",
+        about: "cargo deny check licenses bans sources (deny.toml)",
+        run: deny,
+    },
+];
+
+/// What every step gets: where the workspace is and how to call cargo.
+pub struct Ctx {
+    root: PathBuf,
+    cargo: OsString,
+    /// `CI=true` unless the caller already set `CI`: tests such as insta's snapshot checks
+    /// behave as in CI (fail instead of writing new snapshots).
+    ci_env: Option<(&'static str, &'static str)>,
+}
+
+impl Ctx {
+    /// Reads the workspace location (fixed at build time) and the cargo to use.
+    pub fn from_env() -> Self {
+        // xtask's manifest sits one level below the workspace root.
+        let manifest_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let root = manifest_dir.parent().unwrap_or(manifest_dir).to_owned();
+        // Under `cargo run`, CARGO is the very cargo that started us: same toolchain for all steps.
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let ci_env = std::env::var_os("CI").is_none().then_some(("CI", "true"));
+        Self {
+            root,
+            cargo,
+            ci_env,
+        }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// `cargo <args>` in the workspace root.
+    pub fn cargo<I>(&self, args: I) -> Cmd
+    where
+        I: IntoIterator,
+        I::Item: AsRef<OsStr>,
+    {
+        self.cmd(&self.cargo).args(args)
+    }
+
+    /// Any program, in the workspace root, with the CI environment.
+    pub fn cmd(&self, program: impl AsRef<OsStr>) -> Cmd {
+        let cmd = Cmd::new(program).current_dir(&self.root);
+        match self.ci_env {
+            Some((key, value)) => cmd.env(key, value),
+            None => cmd,
+        }
+    }
+}
+
+/// Runs the named steps (all of them when `only` is empty) in pipeline order.
+pub fn run(ctx: &Ctx, only: &[String]) -> Result<(), StepFailed> {
+    let selected: Vec<&Step> = STEPS
+        .iter()
+        .filter(|step| only.is_empty() || only.iter().any(|name| name == step.name))
+        .collect();
+    let total = Instant::now();
+    let mut timings = Vec::with_capacity(selected.len());
+    for (index, step) in selected.iter().enumerate() {
+        println!(
+            "\n==> [{}/{}] {}: {}",
+            index + 1,
+            selected.len(),
+            step.name,
+            step.about
+        );
+        let started = Instant::now();
+        let outcome = (step.run)(ctx);
+        let took = started.elapsed();
+        timings.push((step.name, took));
+        match outcome {
+            Ok(()) => println!("<== {} ok ({})", step.name, seconds(took)),
+            Err(source) => {
+                println!("<== {} FAILED ({})", step.name, seconds(took));
+                return Err(StepFailed {
+                    step: step.name,
+                    source,
+                });
+            }
+        }
+    }
+    println!("\nci: all {} step(s) passed", selected.len());
+    for (name, took) in timings {
+        println!("  {name:<14} {:>8}", seconds(took));
+    }
+    println!("  {:<14} {:>8}", "total", seconds(total.elapsed()));
+    Ok(())
+}
+
+/// The pipeline stopped here.
+#[derive(Debug, thiserror::Error)]
+#[error("ci step `{step}` failed: {source}")]
+pub struct StepFailed {
+    pub step: &'static str,
+    pub source: Error,
+}
+
+fn seconds(d: Duration) -> String {
+    format!("{:.1}s", d.as_secs_f64())
+}
+
+fn fmt(ctx: &Ctx) -> Result<(), Error> {
+    ctx.cargo(["fmt", "--all", "--", "--check"]).run()?;
+    Ok(())
+}
+
+fn clippy(ctx: &Ctx) -> Result<(), Error> {
+    ctx.cargo([
+        "clippy",
+        "--workspace",
+        "--all-targets",
+        "--locked",
+        "--",
+        "-D",
+        "warnings",
+    ])
+    .run()?;
+    Ok(())
+}
+
+/// Runs every test and reports every failing command, not only the first.
+///
+/// With cargo-nextest: nextest for the libtest-style tests, `cargo test --doc` for doctests
+/// (nextest does not run them), and `cargo test --test <name>` for custom harnesses nextest
+/// cannot list. Without it: `cargo test`, which covers all three.
+fn test(ctx: &Ctx) -> Result<(), Error> {
+    let mut commands = Vec::new();
+    if setup::nextest_version(ctx).is_some() {
+        let custom = workspace::custom_harness_tests(ctx)?;
+        let (by_nextest, by_cargo): (Vec<_>, Vec<_>) =
+            custom.into_iter().partition(|t| t.nextest_compatible);
+        for t in &by_nextest {
+            println!("custom harness {} runs under nextest", t.binary_id());
+        }
+        let mut nextest = ctx.cargo([
+            "nextest",
+            "run",
+            "--workspace",
+            "--locked",
+            "--no-fail-fast",
+        ]);
+        if !by_cargo.is_empty() {
+            let excluded: Vec<String> = by_cargo
+                .iter()
+                .map(|t| format!("binary_id(={})", t.binary_id()))
+                .collect();
+            // Nextest never executes a binary that a filterset excludes, not even to list it.
+            nextest = nextest.args(["-E", &format!("not ({})", excluded.join(" | "))]);
+        }
+        commands.push(nextest);
+        commands.push(ctx.cargo(["test", "--workspace", "--doc", "--locked"]));
+        for t in &by_cargo {
+            commands.push(ctx.cargo([
+                "test",
+                "--locked",
+                "--package",
+                &t.package,
+                "--test",
+                &t.target,
+            ]));
+        }
+    } else {
+        println!("cargo-nextest not found: running everything with `cargo test`");
+        commands.push(ctx.cargo(["test", "--workspace", "--locked", "--no-fail-fast"]));
+    }
+
+    let failures: Vec<CmdError> = commands.iter().filter_map(|c| c.run().err()).collect();
+    if failures.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::Tests(failures))
+    }
+}
+
+fn deny(ctx: &Ctx) -> Result<(), Error> {
+    let config = ctx.root().join("deny.toml");
+    ctx.cargo(["deny", "--locked", "--config"])
+        .arg(config)
+        .args(["check", "licenses", "bans", "sources"])
+        .run()?;
+    Ok(())
+}

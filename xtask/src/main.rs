@@ -1,0 +1,68 @@
+//! cordon's task runner, run as `cargo xtask <task>` (an alias in `.cargo/config.toml`).
+//!
+//! Tasks are ordinary Rust rather than shell scripts, and CI calls the same tasks a developer
+//! does: `.ci/run` is `cargo xtask ci`. Each task is a subcommand below; `ci` is a list of
+//! steps in `ci.rs`.
+
+mod ci;
+mod cmd;
+mod error;
+mod setup;
+mod workspace;
+
+use std::process::ExitCode;
+
+use clap::builder::PossibleValuesParser;
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "cargo xtask",
+    bin_name = "cargo xtask",
+    about = "cordon's development tasks",
+    version
+)]
+struct Cli {
+    #[command(subcommand)]
+    task: Task,
+}
+
+#[derive(Debug, Subcommand)]
+enum Task {
+    /// Run every check CI runs, step by step (see --list), stopping at the first failure.
+    Ci(CiArgs),
+}
+
+#[derive(Debug, Args)]
+struct CiArgs {
+    /// Run only these steps (in pipeline order) instead of all of them.
+    #[arg(value_name = "STEP", value_parser = step_names())]
+    steps: Vec<String>,
+
+    /// List the steps and exit.
+    #[arg(long)]
+    list: bool,
+}
+
+fn step_names() -> PossibleValuesParser {
+    PossibleValuesParser::new(ci::STEPS.iter().map(|step| step.name))
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.task {
+        Task::Ci(args) if args.list => {
+            for step in ci::STEPS {
+                println!("{:<14} {}", step.name, step.about);
+            }
+            ExitCode::SUCCESS
+        }
+        Task::Ci(args) => match ci::run(&ci::Ctx::from_env(), &args.steps) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(failed) => {
+                eprintln!("\nerror: {failed}");
+                ExitCode::FAILURE
+            }
+        },
+    }
+}
