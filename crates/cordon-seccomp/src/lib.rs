@@ -1,0 +1,90 @@
+//! The seccomp filter cordon puts under every jailed command on Linux.
+//!
+//! bubblewrap builds the sandbox's namespaces and mounts; this filter takes away the system calls
+//! that could undo them or reach past them: mounting (old and new API), making or entering
+//! namespaces, reading other processes' memory, loading code into the kernel, keyrings, file
+//! handles, `userfaultfd`, `io_uring`, pushing keystrokes into the terminal (`TIOCSTI`,
+//! `TIOCLINUX`) and, when the network is denied, creating sockets. Everything else is allowed:
+//! this is a deny list on top of bubblewrap, not an allow list.
+//!
+//! The filter exists twice, and the two cannot disagree because one is made from the other:
+//!
+//! * [`rule_table`] gives it as plain data ([`Rule`]s a reviewer can read, a snapshot test
+//!   records, and `cordon doctor` can print);
+//! * [`compile`] turns that table into the classic-BPF program, for x86_64 or aarch64 on any
+//!   host, as the raw `struct sock_filter` array that `bwrap --seccomp FD` reads.
+//!
+//! A foreign system-call ABI is refused before any rule is looked at: the architecture check
+//! kills a process calling through another ABI (i386, arm32), and on x86_64 an extra guard kills
+//! x32 calls, which carry the x86_64 architecture value and would otherwise slip past every rule.
+//! `clone3` fails with `ENOSYS` so that libc falls back to `clone`, whose flags the filter can see.
+//!
+//! [`FILTER_VERSION`] changes whenever the meaning of the filter does; it is part of the policy
+//! hash and of `cordon doctor`'s report.
+//!
+//! # What this crate is not
+//!
+//! It does not install filters: it spawns nothing, writes no files and makes no system calls.
+//! bubblewrap loads the bytes into the sandboxed process; the launcher decides when. It is also
+//! not a sandbox on its own: without bubblewrap's namespaces an allow-by-default filter leaves
+//! the filesystem and the network as they are.
+//!
+//! # Example
+//!
+//! ```
+//! use cordon_seccomp::{Action, Arch, FILTER_VERSION, FilterSpec, compile, rule_table};
+//!
+//! let spec = FilterSpec { arch: Arch::X86_64, deny_sockets: true };
+//!
+//! // What bubblewrap reads from the descriptor given to `--seccomp`.
+//! let filter = compile(&spec)?;
+//! assert_eq!(filter.bytes().len(), filter.instruction_count() * 8);
+//! assert_eq!(filter.version(), FILTER_VERSION);
+//!
+//! // The same filter, as data.
+//! let table = rule_table(&spec);
+//! let mount = table.iter().find(|rule| rule.syscall == "mount").expect("mount is filtered");
+//! assert_eq!((mount.number, mount.action), (Some(165), Action::Eperm));
+//! # Ok::<(), cordon_seccomp::SeccompError>(())
+//! ```
+
+mod arch;
+mod bpf;
+mod compile;
+mod error;
+mod rules;
+mod syscalls;
+
+use serde::Serialize;
+
+pub use arch::Arch;
+pub use compile::{CompiledFilter, compile};
+pub use error::SeccompError;
+pub use rules::{Action, Condition, Rule, rule_table};
+
+/// The version of the filter's meaning. Bump it whenever a rule is added, removed or changed, so
+/// that policy hashes and `cordon doctor` tell old filters from new ones.
+pub const FILTER_VERSION: u32 = 1;
+
+/// What to build a filter for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub struct FilterSpec {
+    /// The architecture of the processes the filter will run in.
+    pub arch: Arch,
+    /// The network is denied: refuse `socket(2)` for every domain.
+    pub deny_sockets: bool,
+}
+
+impl FilterSpec {
+    /// A spec for the host's architecture.
+    ///
+    /// # Errors
+    ///
+    /// [`SeccompError::UnsupportedHostArch`] when the host is not one [`Arch`] describes.
+    pub fn for_host(deny_sockets: bool) -> Result<FilterSpec, SeccompError> {
+        Ok(FilterSpec {
+            arch: Arch::host()?,
+            deny_sockets,
+        })
+    }
+}

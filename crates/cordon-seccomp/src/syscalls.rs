@@ -1,0 +1,192 @@
+//! Syscall numbers for exactly the calls the filter names, per architecture.
+//!
+//! `libc::SYS_*` only describes the host, and a filter must be buildable for either architecture on
+//! any host, so the numbers are kept here. They are kernel ABI facts: x86_64 from
+//! `arch/x86/entry/syscalls/syscall_64.tbl`, aarch64 from the generic table
+//! (`include/uapi/asm-generic/unistd.h`). Calls added since Linux 5.1 share one number on every
+//! architecture. The unit tests below compare the host's column with `libc::SYS_*`.
+
+use crate::Arch;
+
+/// `(name, x86_64 number, aarch64 number)`; `None` where the architecture has no such call.
+const TABLE: &[(&str, Option<u32>, Option<u32>)] = &[
+    // The mount family, old API then new API.
+    ("mount", Some(165), Some(40)),
+    ("umount2", Some(166), Some(39)),
+    ("pivot_root", Some(155), Some(41)),
+    ("chroot", Some(161), Some(51)),
+    ("open_tree", Some(428), Some(428)),
+    ("move_mount", Some(429), Some(429)),
+    ("fsopen", Some(430), Some(430)),
+    ("fsconfig", Some(431), Some(431)),
+    ("fsmount", Some(432), Some(432)),
+    ("fspick", Some(433), Some(433)),
+    ("mount_setattr", Some(442), Some(442)),
+    ("open_tree_attr", Some(467), Some(467)),
+    // Namespaces.
+    ("unshare", Some(272), Some(97)),
+    ("setns", Some(308), Some(268)),
+    ("clone", Some(56), Some(220)),
+    ("clone3", Some(435), Some(435)),
+    // Other processes' memory, and kernel-side programs.
+    ("ptrace", Some(101), Some(117)),
+    ("process_vm_readv", Some(310), Some(270)),
+    ("process_vm_writev", Some(311), Some(271)),
+    ("bpf", Some(321), Some(280)),
+    ("perf_event_open", Some(298), Some(241)),
+    ("userfaultfd", Some(323), Some(282)),
+    ("io_uring_setup", Some(425), Some(425)),
+    ("io_uring_enter", Some(426), Some(426)),
+    ("io_uring_register", Some(427), Some(427)),
+    // Keyrings.
+    ("add_key", Some(248), Some(217)),
+    ("request_key", Some(249), Some(218)),
+    ("keyctl", Some(250), Some(219)),
+    // Kernel modules and kexec.
+    ("init_module", Some(175), Some(105)),
+    ("finit_module", Some(313), Some(273)),
+    ("delete_module", Some(176), Some(106)),
+    ("kexec_load", Some(246), Some(104)),
+    ("kexec_file_load", Some(320), Some(294)),
+    // File handles.
+    ("name_to_handle_at", Some(303), Some(264)),
+    ("open_by_handle_at", Some(304), Some(265)),
+    // Terminals.
+    ("ioctl", Some(16), Some(29)),
+    // Network.
+    ("socket", Some(41), Some(198)),
+    // Host administration.
+    ("swapon", Some(167), Some(224)),
+    ("swapoff", Some(168), Some(225)),
+    ("reboot", Some(169), Some(142)),
+    ("acct", Some(163), Some(89)),
+    ("syslog", Some(103), Some(116)),
+    ("iopl", Some(172), None),
+    ("ioperm", Some(173), None),
+];
+
+/// Lookup result for one syscall on one architecture.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Lookup {
+    /// The call exists with this number.
+    Number(u32),
+    /// The architecture has no such call (aarch64 has no `iopl`).
+    Absent,
+    /// The name is not in [`TABLE`]: a programming error in the rule table, reported as an error.
+    Unknown,
+}
+
+/// The number of `name` on `arch`.
+pub(crate) fn lookup(arch: Arch, name: &str) -> Lookup {
+    match TABLE.iter().find(|(n, _, _)| *n == name) {
+        None => Lookup::Unknown,
+        Some((_, x86_64, aarch64)) => {
+            let number = match arch {
+                Arch::X86_64 => *x86_64,
+                Arch::Aarch64 => *aarch64,
+            };
+            number.map_or(Lookup::Absent, Lookup::Number)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique() {
+        for (i, (name, _, _)) in TABLE.iter().enumerate() {
+            assert!(
+                TABLE[i + 1..].iter().all(|(other, _, _)| other != name),
+                "{name} is listed twice"
+            );
+        }
+    }
+
+    #[test]
+    fn unknown_and_absent_are_told_apart() {
+        assert_eq!(lookup(Arch::X86_64, "iopl"), Lookup::Number(172));
+        assert_eq!(lookup(Arch::Aarch64, "iopl"), Lookup::Absent);
+        assert_eq!(lookup(Arch::Aarch64, "no_such_call"), Lookup::Unknown);
+    }
+
+    /// The host column must agree with the libc crate, which is generated from kernel headers.
+    /// `open_tree_attr` (Linux 6.15) is newer than the libc crate's table.
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    #[test]
+    fn host_column_matches_libc() {
+        let host = if cfg!(target_arch = "x86_64") {
+            Arch::X86_64
+        } else {
+            Arch::Aarch64
+        };
+        let mut libc_numbers: Vec<(&str, libc::c_long)> = vec![
+            ("mount", libc::SYS_mount),
+            ("umount2", libc::SYS_umount2),
+            ("pivot_root", libc::SYS_pivot_root),
+            ("chroot", libc::SYS_chroot),
+            ("open_tree", libc::SYS_open_tree),
+            ("move_mount", libc::SYS_move_mount),
+            ("fsopen", libc::SYS_fsopen),
+            ("fsconfig", libc::SYS_fsconfig),
+            ("fsmount", libc::SYS_fsmount),
+            ("fspick", libc::SYS_fspick),
+            ("mount_setattr", libc::SYS_mount_setattr),
+            ("unshare", libc::SYS_unshare),
+            ("setns", libc::SYS_setns),
+            ("clone", libc::SYS_clone),
+            ("clone3", libc::SYS_clone3),
+            ("ptrace", libc::SYS_ptrace),
+            ("process_vm_readv", libc::SYS_process_vm_readv),
+            ("process_vm_writev", libc::SYS_process_vm_writev),
+            ("bpf", libc::SYS_bpf),
+            ("perf_event_open", libc::SYS_perf_event_open),
+            ("userfaultfd", libc::SYS_userfaultfd),
+            ("io_uring_setup", libc::SYS_io_uring_setup),
+            ("io_uring_enter", libc::SYS_io_uring_enter),
+            ("io_uring_register", libc::SYS_io_uring_register),
+            ("add_key", libc::SYS_add_key),
+            ("request_key", libc::SYS_request_key),
+            ("keyctl", libc::SYS_keyctl),
+            ("init_module", libc::SYS_init_module),
+            ("finit_module", libc::SYS_finit_module),
+            ("delete_module", libc::SYS_delete_module),
+            ("kexec_load", libc::SYS_kexec_load),
+            ("kexec_file_load", libc::SYS_kexec_file_load),
+            ("name_to_handle_at", libc::SYS_name_to_handle_at),
+            ("open_by_handle_at", libc::SYS_open_by_handle_at),
+            ("ioctl", libc::SYS_ioctl),
+            ("socket", libc::SYS_socket),
+            ("swapon", libc::SYS_swapon),
+            ("swapoff", libc::SYS_swapoff),
+            ("reboot", libc::SYS_reboot),
+            ("acct", libc::SYS_acct),
+            ("syslog", libc::SYS_syslog),
+        ];
+        #[cfg(target_arch = "x86_64")]
+        libc_numbers.extend([("iopl", libc::SYS_iopl), ("ioperm", libc::SYS_ioperm)]);
+
+        for (name, expected) in &libc_numbers {
+            let expected = u32::try_from(*expected).unwrap();
+            assert_eq!(
+                lookup(host, name),
+                Lookup::Number(expected),
+                "{name} on {host}"
+            );
+        }
+        // Every row of the table is checked, except the call libc does not know yet and the
+        // calls this host lacks.
+        let checked = libc_numbers.len() + 1;
+        let absent = TABLE
+            .iter()
+            .filter(|(name, _, _)| lookup(host, name) == Lookup::Absent)
+            .count();
+        assert_eq!(
+            checked + absent,
+            TABLE.len(),
+            "a table row is not compared with libc"
+        );
+        assert_eq!(lookup(host, "open_tree_attr"), Lookup::Number(467));
+    }
+}
