@@ -1,0 +1,87 @@
+//! Command-line grammar (clap). Parsing only; no behaviour here.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// Run commands in a kernel-enforced jail, and refuse when the jail is not proven to hold.
+#[derive(Debug, Parser)]
+#[command(name = "cordon", version, about, propagate_version = true)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Show the effective policy.
+    #[command(subcommand)]
+    Policy(PolicyCommand),
+    /// Run named checks over a configuration; exits 1 when one fails.
+    Audit(AuditArgs),
+}
+
+/// `cordon policy …`.
+#[derive(Debug, Subcommand)]
+pub enum PolicyCommand {
+    /// Print the effective policy, where each value came from, and how it resolves on this host.
+    Show(ShowArgs),
+}
+
+/// The profile names, as accepted on the command line.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+#[allow(missing_docs)]
+pub enum ProfileArg {
+    Shell,
+    RepositoryHook,
+    LanguageServer,
+    StaticAnalyzer,
+    QualityGate,
+    DocumentParser,
+    McpStdio,
+    GitWorktree,
+}
+
+impl From<ProfileArg> for cordon_policy::Profile {
+    fn from(p: ProfileArg) -> Self {
+        use cordon_policy::Profile as P;
+        match p {
+            ProfileArg::Shell => P::Shell,
+            ProfileArg::RepositoryHook => P::RepositoryHook,
+            ProfileArg::LanguageServer => P::LanguageServer,
+            ProfileArg::StaticAnalyzer => P::StaticAnalyzer,
+            ProfileArg::QualityGate => P::QualityGate,
+            ProfileArg::DocumentParser => P::DocumentParser,
+            ProfileArg::McpStdio => P::McpStdio,
+            ProfileArg::GitWorktree => P::GitWorktree,
+        }
+    }
+}
+
+/// Options of `cordon policy show`.
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// Profile (default: the global file's, else `shell`).
+    #[arg(long, value_enum)]
+    pub profile: Option<ProfileArg>,
+    /// Working directory and workspace (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    /// Print one JSON object (schema in docs/cli.md).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Options of `cordon audit`.
+#[derive(Debug, Args)]
+pub struct AuditArgs {
+    /// Audit this file alone (as a project file when it is named `.cordon.toml`, else as a
+    /// global file). Default: the global file and the current directory's `.cordon.toml`.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Print one JSON object (schema in docs/cli.md).
+    #[arg(long)]
+    pub json: bool,
+}

@@ -1,0 +1,77 @@
+//! What every subcommand reads from the process once: the home directory, the configuration
+//! files, the working directory. Everything after this is plain data.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use cordon_policy::config::{self, ConfigLayer, LayerKind, Overrides};
+use cordon_policy::{Invocation, Plan, RealHost};
+
+use crate::error::CliError;
+
+/// The process facts a subcommand starts from.
+#[derive(Debug, Clone)]
+pub struct Context {
+    /// `HOME`.
+    pub home: Option<OsString>,
+    /// The global configuration file, when one is configured (it may not exist).
+    pub global_path: Option<PathBuf>,
+    /// The absolute working directory (not yet canonical).
+    pub cwd: PathBuf,
+}
+
+impl Context {
+    /// Reads `HOME`, `XDG_CONFIG_HOME` and the working directory.
+    pub fn from_process(cwd: Option<&Path>) -> Result<Context, CliError> {
+        let home = std::env::var_os("HOME");
+        let xdg = std::env::var_os("XDG_CONFIG_HOME");
+        let cwd = match cwd {
+            Some(dir) => std::path::absolute(dir).map_err(CliError::CurrentDir)?,
+            None => std::env::current_dir().map_err(CliError::CurrentDir)?,
+        };
+        Ok(Context {
+            global_path: config::global_config_path(xdg.as_deref(), home.as_deref()),
+            home,
+            cwd,
+        })
+    }
+
+    /// The global file if it exists, and the project file at the workspace root if it exists.
+    pub fn layers(&self) -> Result<(Option<ConfigLayer>, Option<ConfigLayer>), CliError> {
+        let global = match &self.global_path {
+            Some(path) if path.exists() => Some(config::load_file(path, LayerKind::Global)?),
+            _ => None,
+        };
+        let project_path = self.cwd.join(config::PROJECT_FILE);
+        let project = if project_path.exists() {
+            Some(config::load_file(&project_path, LayerKind::Project)?)
+        } else {
+            None
+        };
+        Ok((global, project))
+    }
+
+    /// The effective policy for these overrides.
+    pub fn effective(&self, overrides: &Overrides) -> Result<config::Effective, CliError> {
+        let (global, project) = self.layers()?;
+        Ok(config::effective_policy(
+            global.as_ref(),
+            project.as_ref(),
+            overrides,
+        )?)
+    }
+
+    /// The real host, as the policy crate reads it.
+    pub fn host(&self) -> RealHost {
+        RealHost::new(self.home.clone())
+    }
+
+    /// Resolves a policy into a plan for this working directory.
+    pub fn plan(&self, policy: &cordon_policy::Policy) -> Result<Plan, CliError> {
+        Ok(Plan::resolve(
+            policy,
+            &Invocation::at(self.cwd.clone()),
+            &self.host(),
+        )?)
+    }
+}

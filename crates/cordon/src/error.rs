@@ -1,0 +1,31 @@
+//! The CLI's error type and its mapping to exit codes.
+
+use crate::exit;
+
+/// Why a subcommand could not do its job.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CliError {
+    /// The policy, a configuration file or a path was refused.
+    #[error(transparent)]
+    Policy(#[from] cordon_policy::PolicyError),
+    /// The environment policy was refused.
+    #[error(transparent)]
+    Env(#[from] cordon_env::EnvError),
+    /// The current directory could not be read.
+    #[error("cannot determine the current directory: {0}")]
+    CurrentDir(std::io::Error),
+    /// Writing the output failed.
+    #[error("cannot write output: {0}")]
+    Output(#[from] std::io::Error),
+    /// JSON serialization failed.
+    #[error("cannot encode JSON output: {0}")]
+    Json(#[from] serde_json::Error),
+}
+
+impl CliError {
+    /// The exit code this error maps to (docs/cli.md).
+    pub fn exit_code(&self) -> u8 {
+        exit::CANNOT_RUN
+    }
+}

@@ -1,0 +1,183 @@
+//! `cordon policy show`: the effective policy, where each value came from, and its plan here.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+
+use cordon_policy::config::Overrides;
+use cordon_policy::paths::DisplayPath;
+use cordon_policy::{Limits, Plan, Policy, Source};
+use serde::Serialize;
+
+use crate::cli::ShowArgs;
+use crate::context::Context;
+use crate::error::CliError;
+
+#[derive(Serialize)]
+struct Sourced {
+    value: String,
+    source: String,
+}
+
+#[derive(Serialize)]
+struct Report<'a> {
+    profile: Sourced,
+    posture: Sourced,
+    network: Sourced,
+    unavailable: Sourced,
+    limits: BTreeMap<&'static str, Sourced>,
+    writable: Vec<Sourced>,
+    credential_masks: Vec<Sourced>,
+    protected: Vec<Sourced>,
+    env_pass: Vec<Sourced>,
+    /// Names only: explicit values may be secrets.
+    env_set: Vec<Sourced>,
+    policy_hash: String,
+    plan: &'a Plan,
+}
+
+/// Runs `cordon policy show`.
+pub fn run(args: &ShowArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    let ctx = Context::from_process(args.cwd.as_deref())?;
+    let overrides = Overrides {
+        profile: args.profile.map(Into::into),
+        ..Overrides::default()
+    };
+    let effective = ctx.effective(&overrides)?;
+    let plan = ctx.plan(&effective.policy)?;
+    let report = report(&effective.policy, &effective.provenance, &plan);
+    if args.json {
+        serde_json::to_writer_pretty(&mut *out, &report)?;
+        writeln!(out)?;
+    } else {
+        print_text(&report, out)?;
+    }
+    Ok(())
+}
+
+fn report<'a>(
+    policy: &Policy,
+    provenance: &BTreeMap<String, Source>,
+    plan: &'a Plan,
+) -> Report<'a> {
+    let source_of = |key: &str| -> String {
+        provenance
+            .get(key)
+            .map_or_else(|| "profile".to_owned(), ToString::to_string)
+    };
+    let sourced = |value: String, key: &str| Sourced {
+        value,
+        source: source_of(key),
+    };
+    let limits = limit_rows(policy.limits())
+        .into_iter()
+        .map(|(name, value)| {
+            let key = format!("limits.{name}");
+            let source = provenance
+                .get(&key)
+                .or_else(|| provenance.get("limits"))
+                .map_or_else(|| "profile".to_owned(), ToString::to_string);
+            (name, Sourced { value, source })
+        })
+        .collect();
+    let mut writable = vec![Sourced {
+        value: format!("{} (the workspace)", DisplayPath(plan.workspace.clone())),
+        source: "invocation".into(),
+    }];
+    writable.extend(policy.writable().iter().map(|w| {
+        sourced(
+            w.path.to_string(),
+            &format!("filesystem.writable:{}", w.path),
+        )
+    }));
+    Report {
+        profile: sourced(policy.profile().to_string(), "profile"),
+        posture: sourced(policy.posture().to_string(), "posture"),
+        network: sourced(policy.network().to_string(), "network.mode"),
+        unavailable: sourced(policy.unavailable().to_string(), "backend.unavailable"),
+        limits,
+        writable,
+        credential_masks: policy
+            .masks()
+            .iter()
+            .map(|m| sourced(m.to_string(), &format!("filesystem.deny_read:{m}")))
+            .collect(),
+        protected: policy
+            .protected()
+            .iter()
+            .map(|p| sourced(p.to_string(), &format!("filesystem.deny_write:{p}")))
+            .collect(),
+        env_pass: policy
+            .env()
+            .pass
+            .iter()
+            .map(|n| sourced(n.clone(), &format!("env.pass:{n}")))
+            .collect(),
+        env_set: policy
+            .env()
+            .set
+            .keys()
+            .map(|n| sourced(n.clone(), &format!("env.set:{n}")))
+            .collect(),
+        policy_hash: policy.hash().to_string(),
+        plan,
+    }
+}
+
+/// Limits as (configuration key, shown value) rows; `none` means unlimited.
+pub fn limit_rows(limits: &Limits) -> Vec<(&'static str, String)> {
+    let show = |v: Option<u64>| v.map_or_else(|| "none".to_owned(), |v| v.to_string());
+    vec![
+        ("cpu_secs", show(limits.cpu_secs)),
+        ("file_size_bytes", show(limits.file_size_bytes)),
+        ("open_files", show(limits.open_files)),
+        ("processes", show(limits.processes)),
+        ("address_space_bytes", show(limits.address_space_bytes)),
+        ("timeout_secs", show(limits.timeout_secs)),
+        ("output_cap_bytes", limits.output_cap_bytes.to_string()),
+    ]
+}
+
+fn print_text(r: &Report<'_>, out: &mut dyn Write) -> Result<(), CliError> {
+    let row = |out: &mut dyn Write, indent: &str, name: &str, s: &Sourced| -> std::io::Result<()> {
+        writeln!(out, "{indent}{name:<22}{:<40} ({})", s.value, s.source)
+    };
+    row(out, "", "profile", &r.profile)?;
+    row(out, "", "posture", &r.posture)?;
+    row(out, "", "network", &r.network)?;
+    row(out, "", "backend.unavailable", &r.unavailable)?;
+    writeln!(out, "limits")?;
+    for (name, s) in &r.limits {
+        row(out, "  ", name, s)?;
+    }
+    let list = |out: &mut dyn Write, title: &str, items: &[Sourced]| -> std::io::Result<()> {
+        writeln!(out, "{title} ({})", items.len())?;
+        for s in items {
+            writeln!(out, "  {:<60} ({})", s.value, s.source)?;
+        }
+        Ok(())
+    };
+    list(out, "writable roots", &r.writable)?;
+    list(out, "credential masks", &r.credential_masks)?;
+    list(out, "protected paths", &r.protected)?;
+    list(out, "env passed by name", &r.env_pass)?;
+    list(out, "env set explicitly (values hidden)", &r.env_set)?;
+    writeln!(out, "policy hash {}", r.policy_hash)?;
+    let plan = r.plan;
+    writeln!(out, "on this host")?;
+    writeln!(out, "  cwd {}", DisplayPath(plan.cwd.clone()))?;
+    for w in &plan.writable {
+        writeln!(out, "  writable  {}", DisplayPath(w.clone()))?;
+    }
+    for p in &plan.protected {
+        writeln!(out, "  read-only {}", DisplayPath(p.path.clone()))?;
+    }
+    for m in &plan.masks {
+        writeln!(out, "  masked    {}", DisplayPath(m.target.clone()))?;
+    }
+    writeln!(
+        out,
+        "  {} mask(s) and protected path(s) not present on this host (see --json for the list)",
+        plan.skipped.len()
+    )?;
+    Ok(())
+}
