@@ -16,6 +16,12 @@ pub struct Cli {
 /// Subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Run a command in the jail; refuse when the jail is not proven to hold.
+    Run(RunArgs),
+    /// Report the backend, its probe, the filter version, user namespaces, limits and counts.
+    Doctor(DoctorArgs),
+    /// Print the bubblewrap argument list `run` would use, one per line; run nothing.
+    Explain(ExplainArgs),
     /// Show the effective policy.
     #[command(subcommand)]
     Policy(PolicyCommand),
@@ -81,6 +87,84 @@ pub struct AuditArgs {
     /// global file). Default: the global file and the current directory's `.cordon.toml`.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+    /// Print one JSON object (schema in docs/cli.md).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `--network`.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum NetworkArg {
+    /// No network (the default of every profile).
+    Deny,
+    /// The host's network.
+    Allow,
+}
+
+/// Options shared by `run` and `explain`.
+#[derive(Debug, Args)]
+pub struct RunOptions {
+    /// Profile (default: the global file's, else `shell`).
+    #[arg(long, value_enum)]
+    pub profile: Option<ProfileArg>,
+    /// Working directory and workspace (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    /// An extra writable root (repeatable).
+    #[arg(long = "write", value_name = "DIR")]
+    pub write: Vec<PathBuf>,
+    /// Network.
+    #[arg(long, value_enum)]
+    pub network: Option<NetworkArg>,
+    /// An explicit variable set inside the jail (repeatable).
+    #[arg(long = "env", value_name = "KEY=VALUE")]
+    pub env: Vec<String>,
+    /// A host variable passed by name, unless it reads as a credential (repeatable).
+    #[arg(long = "pass-env", value_name = "NAME")]
+    pub pass_env: Vec<String>,
+    /// Wall-clock timeout in seconds.
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<u64>,
+    /// The program and its arguments.
+    #[arg(last = true, required = true, value_name = "PROGRAM")]
+    pub command: Vec<std::ffi::OsString>,
+}
+
+/// Options of `cordon run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// What to run, and how.
+    #[command(flatten)]
+    pub options: RunOptions,
+    /// Print one JSON object instead of streaming output (schema in docs/cli.md).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `--platform`.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum PlatformArg {
+    /// bubblewrap arguments.
+    Linux,
+}
+
+/// Options of `cordon explain`.
+#[derive(Debug, Args)]
+pub struct ExplainArgs {
+    /// Which platform's artifact to print.
+    #[arg(long, value_enum, default_value = "linux")]
+    pub platform: PlatformArg,
+    /// What would run, and how.
+    #[command(flatten)]
+    pub options: RunOptions,
+}
+
+/// Options of `cordon doctor`.
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Profile whose limits and counts are reported (default: the global file's, else `shell`).
+    #[arg(long, value_enum)]
+    pub profile: Option<ProfileArg>,
     /// Print one JSON object (schema in docs/cli.md).
     #[arg(long)]
     pub json: bool,

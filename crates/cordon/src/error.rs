@@ -18,6 +18,9 @@ pub enum CliError {
     /// Writing the output failed.
     #[error("cannot write output: {0}")]
     Output(#[from] std::io::Error),
+    /// The launcher could not run the command.
+    #[error(transparent)]
+    Launch(#[from] cordon_launch::LaunchError),
     /// JSON serialization failed.
     #[error("cannot encode JSON output: {0}")]
     Json(#[from] serde_json::Error),

@@ -4,9 +4,11 @@
 mod audit;
 mod cli;
 mod context;
+mod doctor;
 mod error;
 mod exit;
 mod policy_show;
+mod run;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -16,6 +18,9 @@ use clap::Parser;
 use crate::cli::{Cli, Command, PolicyCommand};
 
 fn main() -> ExitCode {
+    // Inside a jail this binary is the stage: it checks the jail, then becomes the payload.
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    cordon_launch::stage::run_if_stage(&args);
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(err) => {
@@ -29,9 +34,14 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
+    // Not locked for the whole run: `cordon run` streams the payload's output from other threads.
+    let mut out = std::io::stdout();
     let result = match &cli.command {
+        Command::Run(args) => run::run(args, &mut out),
+        Command::Explain(args) => run::explain(args, &mut out).map(|()| 0),
+        Command::Doctor(args) => {
+            doctor::run(args, &mut out).map(|ok| if ok { 0 } else { exit::REFUSED })
+        }
         Command::Policy(PolicyCommand::Show(args)) => policy_show::run(args, &mut out).map(|()| 0),
         Command::Audit(args) => {
             audit::run(args, &mut out).map(|ok| if ok { 0 } else { exit::AUDIT_FAILED })

@@ -1,0 +1,353 @@
+//! A resolved [`Plan`] → the bubblewrap argument list that enforces it.
+//!
+//! cordon jails a command on Linux with bubblewrap (`bwrap`): new user, PID, IPC, UTS and cgroup
+//! namespaces (and a new network namespace when the network is denied), no capabilities, a new
+//! terminal session, death with the launcher, an environment rebuilt from nothing, cordon's
+//! seccomp filter, and a mount namespace built from the plan. [`build`] turns a plan into that
+//! argument list and nothing else.
+//!
+//! # The order of the mounts
+//!
+//! bubblewrap applies mounts in the order given and a later mount hides what lies below it, so
+//! the order *is* the security property: a private `/tmp` must come before a workspace under
+//! `/tmp`, a credential mask after the writable root it sits in. Every mount gets one sort key:
+//!
+//! 1. its destination, compared component by component — a parent always before its children;
+//! 2. for mounts at the same destination, a rank from the blank slate to the final word:
+//!    host root / private tmpfs / `/dev` / `/proc` < read-only tree or symlink < writable root <
+//!    protected re-bind < the stage < credential mask.
+//!
+//! Two rules complete it: nothing is mounted strictly below a mask (the mask hides it, and
+//! bubblewrap could not create a mount point in the read-only empty tmpfs), and the minimal
+//! posture ends with `--remount-ro /` so its root tmpfs is read-only once every mount point
+//! exists. `src/mounts.rs` explains each choice; [`BwrapArgs::render`] is the rule-list view a
+//! reviewer reads.
+//!
+//! A masked directory is `--perms 0000 --tmpfs P --remount-ro P`: empty, unreadable (the jail has
+//! no capabilities to bypass the mode), and read-only, so the jailed user, who owns the tmpfs,
+//! can neither `chmod` it back nor stash files there. A masked file is `--ro-bind /dev/null P`.
+//! A mask on a symlink masks its target, as the plan resolves it (a mount cannot sit on a
+//! symlink).
+//!
+//! The result has two parts, because bubblewrap reads them from two places: the *options* go,
+//! NUL-separated, to the descriptor named by `--args FD` ([`BwrapArgs::to_nul_separated`]), which
+//! keeps environment values out of `/proc/PID/cmdline`; the *command* must follow `--args FD --`
+//! on bubblewrap's own command line ([`BwrapArgs::command_line`]), since bubblewrap ignores
+//! anything after the options in the `--args` data.
+//!
+//! # What this crate is not for
+//!
+//! - It does not find, probe or run bubblewrap, open descriptors or write the seccomp program:
+//!   the launcher does. It reads no file and spawns nothing, so the same inputs always give the
+//!   same list, and a fake host makes it snapshot-testable.
+//! - It does not decide policy. The plan already holds canonical paths, only the masks and
+//!   protected paths that exist, and the environment is already filtered; this crate only refuses
+//!   what bubblewrap cannot express safely (a NUL byte, a relative path, a missing option).
+//! - Callers cannot add bubblewrap options: the command goes after `--`, and every path lands as
+//!   exactly one operand.
+//!
+//! # Example
+//!
+//! ```
+//! use std::collections::BTreeMap;
+//! use std::ffi::OsString;
+//!
+//! use cordon_bwrap::{Descriptors, Features, Request, build};
+//! use cordon_policy::{FakeHost, Invocation, Plan, Policy, Profile};
+//!
+//! let host = FakeHost::typical(); // a user `u` with a repository at /home/u/proj
+//! let plan = Plan::resolve(
+//!     &Policy::for_profile(Profile::Shell),
+//!     &Invocation::at("/home/u/proj"),
+//!     &host,
+//! )?;
+//! // In real use: Features::parse(<bwrap --version>, <bwrap --help>).
+//! let features = Features::parse(
+//!     "bubblewrap 0.8.0",
+//!     "--args\n--seccomp\n--clearenv\n--cap-drop\n--die-with-parent\n--new-session\n--perms\n\
+//!      --disable-userns\n--unshare-cgroup-try\n",
+//! );
+//! assert!(features.missing_required().is_empty());
+//!
+//! let env = BTreeMap::from([(OsString::from("PATH"), OsString::from("/usr/bin:/bin"))]);
+//! let argv = [OsString::from("cargo"), OsString::from("test")];
+//! let args = build(&Request {
+//!     plan: &plan,
+//!     features: &features,
+//!     env: &env,
+//!     fds: Descriptors { seccomp: 4 },
+//!     stage: None,
+//!     argv: &argv,
+//! })?;
+//!
+//! let rules = args.render();
+//! let position = |line: &str| rules.lines().position(|l| l == line).unwrap();
+//! assert!(position("--ro-bind / /") < position("--bind /home/u/proj /home/u/proj"));
+//! assert!(
+//!     position("--bind /home/u/proj /home/u/proj")
+//!         < position("--ro-bind /home/u/proj/.git/hooks /home/u/proj/.git/hooks")
+//! );
+//! assert!(rules.contains("--perms 0000 --tmpfs /home/u/.ssh --remount-ro /home/u/.ssh"));
+//! assert!(rules.ends_with("-- cargo test"));
+//!
+//! let _bytes_for_the_args_fd = args.to_nul_separated()?;
+//! assert_eq!(args.command_line(3), ["--args", "3", "--", "cargo", "test"]);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod error;
+mod features;
+mod mounts;
+mod render;
+
+use std::collections::BTreeMap;
+use std::ffi::{OsStr, OsString};
+use std::fmt;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+use cordon_policy::paths::DisplayPath;
+use cordon_policy::{Network, Plan};
+
+pub use error::BwrapError;
+pub use features::{FEATURE_USES, FeatureUse, Features, MIN_VERSION, Need};
+
+/// Where cordon's in-jail stage is bound (read-only) when [`Request::stage`] is given. It lies
+/// in the private `/run`, so binding it creates nothing on the host.
+pub const STAGE_PATH: &str = "/run/cordon/stage";
+
+/// The directory of [`STAGE_PATH`], reserved: a plan path inside it is refused.
+pub const STAGE_DIR: &str = "/run/cordon";
+
+/// The descriptors the launcher hands to bubblewrap, besides the `--args` one (which the
+/// launcher names on the command line itself; see [`BwrapArgs::command_line`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Descriptors {
+    /// The descriptor bubblewrap reads the seccomp BPF program from (`--seccomp FD`).
+    pub seccomp: i32,
+}
+
+/// Everything [`build`] needs.
+#[derive(Debug, Clone, Copy)]
+pub struct Request<'a> {
+    /// The resolved plan.
+    pub plan: &'a Plan,
+    /// What the installed bubblewrap supports.
+    pub features: &'a Features,
+    /// The exact environment of the jailed command, already filtered (`cordon-env`). Set inside
+    /// the jail after `--clearenv`, in the map's (sorted) order.
+    pub env: &'a BTreeMap<OsString, OsString>,
+    /// Descriptor numbers as the launcher will hand them to bubblewrap.
+    pub fds: Descriptors,
+    /// The host path of cordon's stage binary: bound read-only at [`STAGE_PATH`], and the command
+    /// becomes `STAGE_PATH argv...`. `None` runs `argv` directly.
+    pub stage: Option<&'a Path>,
+    /// The command: program and arguments (with a stage: the stage's arguments, which the
+    /// launcher decides).
+    pub argv: &'a [OsString],
+}
+
+/// bubblewrap's arguments for one jailed command. Built only by [`build`], so it never holds a
+/// NUL byte, a relative path, or an option a caller chose.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BwrapArgs {
+    /// Options, one step (an option with its operands) per entry.
+    steps: Vec<Vec<OsString>>,
+    /// What runs in the jail.
+    command: Vec<OsString>,
+}
+
+impl BwrapArgs {
+    /// The options, flat: what goes into the `--args` descriptor.
+    pub fn options(&self) -> Vec<OsString> {
+        self.steps.concat()
+    }
+
+    /// The options grouped by step: an option with its operands (a directory mask's `--perms`,
+    /// `--tmpfs` and `--remount-ro` form one step).
+    pub fn steps(&self) -> &[Vec<OsString>] {
+        &self.steps
+    }
+
+    /// The command that runs in the jail.
+    pub fn command(&self) -> &[OsString] {
+        &self.command
+    }
+
+    /// The whole list as if given on one command line: options, `--`, command.
+    pub fn to_list(&self) -> Vec<OsString> {
+        let mut list = self.options();
+        list.push("--".into());
+        list.extend(self.command.iter().cloned());
+        list
+    }
+
+    /// The bytes to write to the descriptor named by `--args FD`: every option followed by a NUL
+    /// byte. The command is not included (bubblewrap ignores it there; see
+    /// [`BwrapArgs::command_line`]). Refuses an argument that contains a NUL byte rather than
+    /// let it split in two.
+    pub fn to_nul_separated(&self) -> Result<Vec<u8>, BwrapError> {
+        let mut bytes = Vec::new();
+        for arg in self.steps.iter().flatten() {
+            mounts::check_no_nul("argument", arg)?;
+            bytes.extend_from_slice(arg.as_bytes());
+            bytes.push(0);
+        }
+        Ok(bytes)
+    }
+
+    /// bubblewrap's own command line (after the program name) when the options are written to
+    /// descriptor `args_fd`: `--args FD -- command...`.
+    pub fn command_line(&self, args_fd: i32) -> Vec<OsString> {
+        let mut line: Vec<OsString> =
+            vec!["--args".into(), args_fd.to_string().into(), "--".into()];
+        line.extend(self.command.iter().cloned());
+        line
+    }
+
+    /// One step per line, then `-- command`, every argument quoted so that bash would read it
+    /// back as the same single argument: the view a reviewer reads like a firewall rule list.
+    pub fn render(&self) -> String {
+        let mut lines: Vec<String> = self.steps.iter().map(|s| render_line(s)).collect();
+        let mut last = vec![OsString::from("--")];
+        last.extend(self.command.iter().cloned());
+        lines.push(render_line(&last));
+        lines.join("\n")
+    }
+}
+
+impl fmt::Display for BwrapArgs {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.render())
+    }
+}
+
+fn render_line(args: &[OsString]) -> String {
+    let parts: Vec<String> = args.iter().map(|a| render::quote(a)).collect();
+    parts.join(" ")
+}
+
+/// Builds bubblewrap's arguments for `req`.
+///
+/// Refuses when bubblewrap lacks a required option ([`Features::missing_required`]), when the
+/// command is empty, when a plan path is relative or not canonical, when an argument holds a NUL
+/// byte, when an environment name cannot be set, when the seccomp descriptor is 0, 1, 2 or
+/// negative, or when a plan path lies in [`STAGE_DIR`].
+pub fn build(req: &Request<'_>) -> Result<BwrapArgs, BwrapError> {
+    let plan = req.plan;
+    let features = req.features;
+    let missing = features.missing_required();
+    if !missing.is_empty() {
+        return Err(BwrapError::MissingFeatures {
+            found: features.version_text(),
+            missing,
+        });
+    }
+    if req.fds.seccomp < 3 {
+        return Err(BwrapError::InvalidDescriptor {
+            what: "seccomp program",
+            fd: req.fds.seccomp,
+        });
+    }
+    mounts::check_paths(plan)?;
+    if let Some(stage) = req.stage {
+        mounts::check_canonical("stage", stage)?;
+    }
+
+    let mut steps: Vec<Vec<OsString>> = Vec::new();
+    let mut flag = |f: &str| steps.push(vec![OsString::from(f)]);
+
+    // Process and namespaces. No `--unshare-all`: what it implies for the network and cgroup
+    // namespaces differs between versions, so each namespace is named.
+    flag("--new-session");
+    flag("--die-with-parent");
+    flag("--unshare-user");
+    if features.disable_userns {
+        flag("--disable-userns");
+    }
+    flag("--unshare-pid");
+    flag("--unshare-ipc");
+    flag("--unshare-uts");
+    if features.unshare_cgroup_try {
+        flag("--unshare-cgroup-try");
+    }
+    if plan.network == Network::Denied {
+        flag("--unshare-net");
+    }
+    steps.push(vec!["--cap-drop".into(), "ALL".into()]);
+
+    // Filesystem, in the order documented in `mounts`.
+    steps.extend(mounts::ordered(plan, req.stage)?);
+
+    // What runs: where, with which environment, under which filter.
+    steps.push(vec!["--chdir".into(), plan.cwd.clone().into()]);
+    steps.push(vec!["--clearenv".into()]);
+    for (name, value) in req.env {
+        check_env_name(name)?;
+        mounts::check_no_nul("environment value", value)?;
+        steps.push(vec!["--setenv".into(), name.clone(), value.clone()]);
+    }
+    steps.push(vec!["--seccomp".into(), req.fds.seccomp.to_string().into()]);
+
+    let mut command: Vec<OsString> = Vec::with_capacity(req.argv.len() + 1);
+    if req.stage.is_some() {
+        command.push(STAGE_PATH.into());
+    }
+    match req.argv.first() {
+        None => return Err(BwrapError::EmptyCommand),
+        Some(program) if req.stage.is_none() && program.is_empty() => {
+            return Err(BwrapError::EmptyCommand);
+        }
+        Some(_) => {}
+    }
+    for arg in req.argv {
+        mounts::check_no_nul("command argument", arg)?;
+        command.push(arg.clone());
+    }
+
+    Ok(BwrapArgs { steps, command })
+}
+
+fn check_env_name(name: &OsStr) -> Result<(), BwrapError> {
+    mounts::check_no_nul("environment name", name)?;
+    if name.is_empty() || name.as_bytes().contains(&b'=') {
+        return Err(BwrapError::InvalidEnvName {
+            name: DisplayPath(name.into()).to_string(),
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::ffi::OsStringExt;
+
+    #[test]
+    fn nul_separated_output_refuses_a_nul_byte_rather_than_split_it() {
+        let args = BwrapArgs {
+            steps: vec![vec![
+                "--tmpfs".into(),
+                OsString::from_vec(b"/a\0--bind".to_vec()),
+            ]],
+            command: vec!["true".into()],
+        };
+        let err = args.to_nul_separated().unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            r"refused to pass argument /a\x00--bind to bubblewrap: it contains a NUL byte"
+        );
+
+        let fine = BwrapArgs {
+            steps: vec![
+                vec!["--tmpfs".into(), "/tmp".into()],
+                vec!["--clearenv".into()],
+            ],
+            command: vec!["true".into()],
+        };
+        assert_eq!(
+            fine.to_nul_separated().unwrap(),
+            b"--tmpfs\0/tmp\0--clearenv\0"
+        );
+    }
+}

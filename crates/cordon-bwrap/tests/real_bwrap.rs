@@ -1,0 +1,138 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+//! The generated list, handed to the real bubblewrap the way the launcher hands it (options
+//! through `--args 3`, the seccomp program on descriptor 4, the command after `--`), is accepted
+//! and means what the snapshots say. This is not the escape suite (the launcher's); it proves the
+//! list is well-formed and that the order works for a workspace under /tmp on a real kernel.
+//! It fails, never skips, when bubblewrap is missing.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::path::Path;
+use std::process::Command;
+
+use cordon_bwrap::{Descriptors, Features, Request, build};
+use cordon_policy::paths::PathSpec;
+use cordon_policy::{Invocation, Plan, PolicyBuilder, Posture, Profile, RealHost, Source};
+
+const BWRAP: &str = "/usr/bin/bwrap";
+
+/// A one-instruction classic BPF program, `ret SECCOMP_RET_ALLOW`: enough to prove bubblewrap
+/// loads a program from the descriptor; the real filter is cordon-seccomp's.
+const ALLOW_ALL_BPF: [u8; 8] = [0x06, 0x00, 0x00, 0x00, 0x00, 0x00, 0xff, 0x7f];
+
+/// Checks run inside the jail; each failure exits with its own code.
+const SCRIPT: &str = r#"
+touch ./written-inside || exit 10
+touch /etc/cordon-escape 2>/dev/null && exit 11
+touch .git/hooks/pre-commit 2>/dev/null && exit 12
+echo x >> .git/config 2>/dev/null && exit 13
+[ -s secret.txt ] && exit 14
+ls secretdir >/dev/null 2>&1 && exit 15
+[ -z "${HOST_ONLY:-}" ] || exit 16
+[ "$CORDON_TEST" = "a b'c" ] || exit 17
+[ "$(pwd)" = "$1" ] || exit 18
+touch /tmp/private-tmp-is-writable || exit 19
+exit 0
+"#;
+
+fn features() -> Features {
+    assert!(
+        Path::new(BWRAP).exists(),
+        "{BWRAP} is missing: install bubblewrap (apt-get install bubblewrap); this test does not skip"
+    );
+    let out = |flag: &str| {
+        let o = Command::new(BWRAP).arg(flag).output().unwrap();
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    Features::parse(&out("--version"), &out("--help"))
+}
+
+fn run_in_jail(posture: Posture) {
+    let features = features();
+    assert!(features.missing_required().is_empty(), "{features:?}");
+
+    let work = tempfile::Builder::new()
+        .prefix("cordon-bwrap-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let ws = work.path().join("ws");
+    std::fs::create_dir_all(ws.join(".git/hooks")).unwrap();
+    std::fs::write(ws.join(".git/config"), "[core]\n").unwrap();
+    std::fs::write(ws.join("secret.txt"), "s3cret").unwrap();
+    std::fs::create_dir(ws.join("secretdir")).unwrap();
+    std::fs::write(ws.join("secretdir/key"), "k").unwrap();
+    let ws = ws.canonicalize().unwrap();
+
+    let mut b = PolicyBuilder::new(Profile::Shell);
+    b.set_posture(posture, Source::Caller);
+    for m in ["secret.txt", "secretdir"] {
+        b.add_mask(PathSpec::from_path(&ws.join(m)).unwrap(), Source::Caller)
+            .unwrap();
+    }
+    let host = RealHost::new(std::env::var_os("HOME"));
+    let plan = Plan::resolve(&b.build(), &Invocation::at(&ws), &host).unwrap();
+
+    let env = BTreeMap::from([
+        (OsString::from("PATH"), OsString::from("/usr/bin:/bin")),
+        (OsString::from("CORDON_TEST"), OsString::from("a b'c")),
+    ]);
+    let argv: Vec<OsString> = vec![
+        "/bin/sh".into(),
+        "-c".into(),
+        SCRIPT.into(),
+        "sh".into(),
+        ws.clone().into(),
+    ];
+    let args = build(&Request {
+        plan: &plan,
+        features: &features,
+        env: &env,
+        fds: Descriptors { seccomp: 4 },
+        stage: Some(Path::new("/usr/bin/env")),
+        argv: &argv,
+    })
+    .unwrap();
+
+    let args_file = work.path().join("args");
+    let bpf_file = work.path().join("bpf");
+    std::fs::write(&args_file, args.to_nul_separated().unwrap()).unwrap();
+    std::fs::write(&bpf_file, ALLOW_ALL_BPF).unwrap();
+    // The shell only opens the two descriptors and execs bubblewrap.
+    let out = Command::new("/bin/sh")
+        .arg("-c")
+        .arg(format!(
+            "exec {BWRAP} \"$@\" 3<\"$ARGS_FILE\" 4<\"$BPF_FILE\""
+        ))
+        .arg("sh")
+        .args(args.command_line(3))
+        .env_clear()
+        .env("ARGS_FILE", &args_file)
+        .env("BPF_FILE", &bpf_file)
+        .env("HOST_ONLY", "must not reach the jail")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{posture}: status {:?}\nstderr: {}\nrules:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr),
+        args.render()
+    );
+    assert!(
+        ws.join("written-inside").exists(),
+        "the workspace under /tmp is the host's"
+    );
+    assert!(!ws.join(".git/hooks/pre-commit").exists());
+    assert!(!Path::new("/etc/cordon-escape").exists());
+    assert!(!Path::new("/tmp/private-tmp-is-writable").exists());
+}
+
+#[test]
+fn host_posture_is_accepted_by_real_bubblewrap() {
+    run_in_jail(Posture::Host);
+}
+
+#[test]
+fn minimal_posture_is_accepted_by_real_bubblewrap() {
+    run_in_jail(Posture::Minimal);
+}

@@ -1,0 +1,450 @@
+//! The `Backend` trait and the bubblewrap backend.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::os::fd::OwnedFd;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use cordon_bwrap::{Descriptors, Features, Request};
+use cordon_policy::{Invocation, Plan, Policy, Profile, RealHost};
+use cordon_seccomp::{CompiledFilter, FilterSpec};
+use serde::Serialize;
+
+use crate::error::LaunchError;
+use crate::probe::{self, FileCacheEntry, ProbeKey, ProbeOutcome};
+use crate::supervise::{self, Forward, Supervision};
+use crate::{locate, stage, sys};
+
+/// A command ready to spawn, and the descriptors it must inherit.
+#[derive(Debug)]
+pub struct Prepared {
+    /// The command (bubblewrap, or the payload itself when unsandboxed).
+    pub command: Command,
+    /// Descriptors the command inherits; drop them after the spawn.
+    pub hold: Vec<OwnedFd>,
+    /// The full argument list, for `cordon explain`.
+    pub shown: Vec<OsString>,
+}
+
+/// What `cordon doctor` reports of a backend.
+#[derive(Debug, Clone, Serialize)]
+pub struct BackendReport {
+    /// Backend name.
+    pub name: &'static str,
+    /// The binary used, if any.
+    pub binary: Option<String>,
+    /// Its version text.
+    pub version: Option<String>,
+    /// Features detected, as `flag: used/required`.
+    pub features: Vec<String>,
+    /// Missing best-effort features.
+    pub degradations: Vec<String>,
+    /// Why it cannot be used at all, if so.
+    pub unusable: Option<String>,
+}
+
+/// A way of jailing a command.
+pub trait Backend: Send + Sync {
+    /// Stable name (`bubblewrap`).
+    fn name(&self) -> &'static str;
+    /// Proves (or disproves) that this backend enforces on this host; cached.
+    fn probe(&self) -> ProbeOutcome;
+    /// Builds the command that runs `stage_argv` (stage arguments then the payload) in the jail
+    /// described by `plan`, with exactly `env`. `status` is inherited by the stage.
+    fn prepare(
+        &self,
+        plan: &Plan,
+        env: &BTreeMap<OsString, OsString>,
+        stage_argv: &[OsString],
+        status: Option<OwnedFd>,
+    ) -> Result<Prepared, LaunchError>;
+    /// What `doctor` shows.
+    fn report(&self) -> BackendReport;
+}
+
+/// Where the bubblewrap backend looks and what it binds as the stage.
+#[derive(Debug, Clone)]
+pub struct BwrapConfig {
+    /// Candidate paths, tried in order (default: [`locate::TRUSTED_BWRAP_PATHS`]).
+    pub candidates: Vec<String>,
+    /// The binary that contains the stage (the cordon binary).
+    pub stage_binary: PathBuf,
+    /// The home directory, for the probe's plan.
+    pub home: Option<OsString>,
+    /// The per-user probe cache file, if any.
+    pub cache_file: Option<PathBuf>,
+    /// How long the probe may take.
+    pub probe_timeout: Duration,
+}
+
+/// bubblewrap, found in a trusted location, described once.
+#[derive(Debug)]
+pub struct BwrapBackend {
+    config: BwrapConfig,
+    found: Result<Found, String>,
+    outcome: OnceLock<ProbeOutcome>,
+}
+
+#[derive(Debug)]
+struct Found {
+    path: PathBuf,
+    key: ProbeKey,
+    features: Features,
+    version_output: String,
+    help_output: String,
+    from_cache: Option<ProbeOutcome>,
+}
+
+impl BwrapBackend {
+    /// Locates bubblewrap and learns its features (from the cache file when its key matches).
+    pub fn discover(config: BwrapConfig) -> BwrapBackend {
+        let candidates: Vec<&str> = config.candidates.iter().map(String::as_str).collect();
+        let found = match locate::find_bwrap(&candidates) {
+            Err(rejected) => Err(format!(
+                "no trusted bubblewrap: {}",
+                rejected
+                    .iter()
+                    .map(|r| format!("{}: {}", r.path.display(), r.why))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            )),
+            Ok(path) => describe(&path, config.cache_file.as_deref()),
+        };
+        BwrapBackend {
+            config,
+            found,
+            outcome: OnceLock::new(),
+        }
+    }
+
+    fn run_probe(&self, found: &Found) -> ProbeOutcome {
+        let not = |detail: String| ProbeOutcome {
+            enforcing: false,
+            backend: "bubblewrap".into(),
+            detail,
+            source: "probe".into(),
+        };
+        let missing = found.features.missing_required();
+        if !missing.is_empty() {
+            return not(format!(
+                "bubblewrap {} lacks required features: {}",
+                found.features.version_text(),
+                missing.join(", ")
+            ));
+        }
+        if std::fs::read_to_string("/proc/sys/user/max_user_namespaces")
+            .is_ok_and(|v| v.trim() == "0")
+        {
+            return not("user namespaces are disabled (user.max_user_namespaces = 0)".into());
+        }
+        match probe_jail(self, found) {
+            Ok(detail) => ProbeOutcome {
+                enforcing: true,
+                backend: "bubblewrap".into(),
+                detail,
+                source: "probe".into(),
+            },
+            Err(detail) => not(detail),
+        }
+    }
+}
+
+fn describe(path: &Path, cache_file: Option<&Path>) -> Result<Found, String> {
+    let key = ProbeKey::for_bwrap(path);
+    if let Some(entry) = cache_file.and_then(|f| probe::read_file_cache(f, &key)) {
+        return Ok(Found {
+            path: path.to_path_buf(),
+            features: Features::parse(&entry.version_output, &entry.help_output),
+            version_output: entry.version_output,
+            help_output: entry.help_output,
+            key,
+            from_cache: Some(ProbeOutcome {
+                source: "file-cache".into(),
+                ..entry.outcome
+            }),
+        });
+    }
+    let ask = |flag: &str| -> Result<String, String> {
+        let out = Command::new(path)
+            .arg(flag)
+            .env_clear()
+            .output()
+            .map_err(|e| format!("cannot run {} {flag}: {e}", path.display()))?;
+        let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
+        text.push_str(&String::from_utf8_lossy(&out.stderr));
+        Ok(text)
+    };
+    let version_output = ask("--version")?;
+    let help_output = ask("--help")?;
+    Ok(Found {
+        path: path.to_path_buf(),
+        features: Features::parse(&version_output, &help_output),
+        version_output,
+        help_output,
+        key,
+        from_cache: None,
+    })
+}
+
+fn filter(deny_sockets: bool) -> Result<&'static CompiledFilter, LaunchError> {
+    static DENY: OnceLock<Result<CompiledFilter, String>> = OnceLock::new();
+    static ALLOW: OnceLock<Result<CompiledFilter, String>> = OnceLock::new();
+    let cell = if deny_sockets { &DENY } else { &ALLOW };
+    let compiled = cell.get_or_init(|| {
+        FilterSpec::for_host(deny_sockets)
+            .and_then(|spec| cordon_seccomp::compile(&spec))
+            .map_err(|e| e.to_string())
+    });
+    compiled.as_ref().map_err(|e| LaunchError::Io {
+        what: "building the seccomp filter".into(),
+        source: std::io::Error::other(e.clone()),
+    })
+}
+
+impl Backend for BwrapBackend {
+    fn name(&self) -> &'static str {
+        "bubblewrap"
+    }
+
+    fn probe(&self) -> ProbeOutcome {
+        self.outcome
+            .get_or_init(|| {
+                let found = match &self.found {
+                    Ok(f) => f,
+                    Err(why) => {
+                        return ProbeOutcome {
+                            enforcing: false,
+                            backend: "bubblewrap".into(),
+                            detail: why.clone(),
+                            source: "probe".into(),
+                        };
+                    }
+                };
+                if let Some(o) = probe::cached(&found.key) {
+                    return o;
+                }
+                if let Some(o) = &found.from_cache {
+                    probe::remember(&found.key, o);
+                    return o.clone();
+                }
+                let outcome = self.run_probe(found);
+                probe::remember(&found.key, &outcome);
+                if outcome.enforcing
+                    && let Some(file) = &self.config.cache_file
+                {
+                    probe::write_file_cache(
+                        file,
+                        &FileCacheEntry {
+                            key: found.key.0.clone(),
+                            outcome: outcome.clone(),
+                            version_output: found.version_output.clone(),
+                            help_output: found.help_output.clone(),
+                        },
+                    );
+                }
+                outcome
+            })
+            .clone()
+    }
+
+    fn prepare(
+        &self,
+        plan: &Plan,
+        env: &BTreeMap<OsString, OsString>,
+        stage_argv: &[OsString],
+        status: Option<OwnedFd>,
+    ) -> Result<Prepared, LaunchError> {
+        let found = self.found.as_ref().map_err(|why| LaunchError::Io {
+            what: "bubblewrap".into(),
+            source: std::io::Error::other(why.clone()),
+        })?;
+        let compiled = filter(plan.network == cordon_policy::Network::Denied)?;
+        let seccomp_fd = sys::memfd_with("cordon-seccomp", compiled.bytes())
+            .map_err(LaunchError::io("creating the seccomp descriptor"))?;
+        let request = Request {
+            plan,
+            features: &found.features,
+            env,
+            fds: Descriptors {
+                seccomp: sys::raw(&seccomp_fd),
+            },
+            stage: Some(&self.config.stage_binary),
+            argv: stage_argv,
+        };
+        let built = cordon_bwrap::build(&request)?;
+        let bytes = built.to_nul_separated()?;
+        let args_fd = sys::memfd_with("cordon-bwrap-args", &bytes)
+            .map_err(LaunchError::io("creating the arguments descriptor"))?;
+        let mut command = Command::new(&found.path);
+        command
+            .args(built.command_line(sys::raw(&args_fd)))
+            .env_clear();
+        let mut hold = vec![seccomp_fd, args_fd];
+        hold.extend(status);
+        let keep: Vec<i32> = hold.iter().map(sys::raw).collect();
+        sys::prepare_child(&mut command, &plan.limits, &keep);
+        let mut shown: Vec<OsString> = vec![found.path.clone().into_os_string()];
+        shown.extend(built.to_list());
+        Ok(Prepared {
+            command,
+            hold,
+            shown,
+        })
+    }
+
+    fn report(&self) -> BackendReport {
+        match &self.found {
+            Err(why) => BackendReport {
+                name: "bubblewrap",
+                binary: None,
+                version: None,
+                features: Vec::new(),
+                degradations: Vec::new(),
+                unusable: Some(why.clone()),
+            },
+            Ok(f) => {
+                let missing = f.features.missing_required();
+                BackendReport {
+                    name: "bubblewrap",
+                    binary: Some(f.path.display().to_string()),
+                    version: Some(f.features.version_text()),
+                    features: cordon_bwrap::FEATURE_USES
+                        .iter()
+                        .map(|u| {
+                            let has = f.features.supports(u.flag).unwrap_or(false);
+                            format!(
+                                "{} {} ({:?})",
+                                u.flag,
+                                if has { "yes" } else { "no" },
+                                u.need
+                            )
+                        })
+                        .collect(),
+                    degradations: f
+                        .features
+                        .degradations()
+                        .iter()
+                        .map(|s| (*s).to_owned())
+                        .collect(),
+                    unusable: (!missing.is_empty())
+                        .then(|| format!("missing required features: {}", missing.join(", "))),
+                }
+            }
+        }
+    }
+}
+
+/// Runs the stage in probe mode in a throwaway jail and judges the result on the host.
+fn probe_jail(backend: &BwrapBackend, found: &Found) -> Result<String, String> {
+    let base =
+        std::env::temp_dir().join(format!("cordon-probe-{}-{}", std::process::id(), nonce()));
+    let rw = base.join("rw");
+    let ro = base.join("ro");
+    let result = (|| {
+        std::fs::create_dir_all(&rw)
+            .map_err(|e| format!("cannot create the probe directory {}: {e}", rw.display()))?;
+        std::fs::create_dir_all(&ro)
+            .map_err(|e| format!("cannot create the probe directory {}: {e}", ro.display()))?;
+        let host = RealHost::new(backend.config.home.clone());
+        let mut plan = Plan::resolve(
+            &Policy::for_profile(Profile::Shell),
+            &Invocation::at(&rw),
+            &host,
+        )
+        .map_err(|e| format!("cannot plan the probe jail: {e}"))?;
+        // Keep the host's /tmp visible (read-only) so the write outside lands on a host-backed
+        // path: a jail that did not hold would leave the file where the host can see it.
+        plan.private_dirs.retain(|d| !ro.starts_with(d));
+        let canary = rw.join("canary");
+        let outside = ro.join("escape");
+        let token = nonce();
+        let (status_read, status_write) =
+            sys::pipe().map_err(|e| format!("cannot create a pipe: {e}"))?;
+        let argv = stage::probe_args(sys::raw(&status_write), &canary, &token, &outside);
+        let prepared = backend
+            .prepare(&plan, &BTreeMap::new(), &argv, Some(status_write))
+            .map_err(|e| format!("cannot prepare the probe jail: {e}"))?;
+        let supervised = supervise::supervise(
+            prepared.command,
+            Supervision {
+                timeout: Some(backend.config.probe_timeout),
+                output_cap: 4096,
+                forward: Forward::No,
+                status: Some(status_read),
+                inherit_stdin: false,
+                hold: prepared.hold,
+            },
+        )
+        .map_err(|e| format!("cannot start {}: {e}", found.path.display()))?;
+        let stderr = first_line(&supervised.stderr.bytes);
+        if std::fs::symlink_metadata(&outside).is_ok() {
+            return Err(format!(
+                "a write outside the writable root reached the host ({})",
+                outside.display()
+            ));
+        }
+        if supervised.exit == supervise::Exit::TimedOut {
+            return Err(format!(
+                "the probe jail did not finish within {:?}",
+                backend.config.probe_timeout
+            ));
+        }
+        let seen = std::fs::read_to_string(&canary).unwrap_or_default();
+        if seen != token {
+            return Err(format!(
+                "the probe jail did not run (no canary; the probe proves nothing): exit {:?}, stderr: {}",
+                supervised.exit,
+                if stderr.is_empty() {
+                    "(empty)"
+                } else {
+                    &stderr
+                }
+            ));
+        }
+        if supervised.status_line.trim() != "ok" {
+            return Err(format!(
+                "the probe stage reported: {}",
+                supervised.status_line.trim()
+            ));
+        }
+        Ok(format!(
+            "canary written inside the jail and seen on the host; write outside refused; {} ms",
+            supervised.duration.as_millis()
+        ))
+    })();
+    let _ = std::fs::remove_dir_all(&base);
+    result
+}
+
+/// The first line of a stream, at most 300 bytes: enough to name the cause, never a wall of text.
+pub(crate) fn first_line(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let line = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("");
+    let mut cut = line.len().min(300);
+    while !line.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    line[..cut].to_owned()
+}
+
+/// A short random-enough token: the probe needs uniqueness, not secrecy.
+pub(crate) fn nonce() -> String {
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default();
+    use sha2::Digest;
+    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let mut h = sha2::Sha256::new();
+    h.update(format!("{t} {} {n}", std::process::id()).as_bytes());
+    let d = h.finalize();
+    d.iter().take(8).map(|b| format!("{b:02x}")).collect()
+}

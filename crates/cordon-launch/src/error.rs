@@ -1,0 +1,35 @@
+//! The launcher's one error type.
+
+/// Why the launcher could not run a command. Refusals (no enforcing backend, failed self-check)
+/// are not errors: they are results with status `refused`.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LaunchError {
+    /// The environment policy was refused.
+    #[error(transparent)]
+    Env(#[from] cordon_env::EnvError),
+    /// The bubblewrap arguments could not be built.
+    #[error(transparent)]
+    Bwrap(#[from] cordon_bwrap::BwrapError),
+    /// The seccomp filter could not be built.
+    #[error(transparent)]
+    Seccomp(#[from] cordon_seccomp::SeccompError),
+    /// The command line was empty.
+    #[error("no command given: nothing to run")]
+    EmptyCommand,
+    /// A system call the launcher needs failed.
+    #[error("{what}: {source}")]
+    Io {
+        /// What was being done.
+        what: String,
+        /// The error.
+        source: std::io::Error,
+    },
+}
+
+impl LaunchError {
+    pub(crate) fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> LaunchError {
+        let what = what.into();
+        move |source| LaunchError::Io { what, source }
+    }
+}

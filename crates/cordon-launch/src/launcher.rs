@@ -1,0 +1,427 @@
+//! `Launcher`: policy plan + environment + backend + supervision, in the order of DESIGN.md.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use cordon_env::ChildEnv;
+use cordon_policy::paths::is_within;
+use cordon_policy::{EntryKind, Plan, Posture, Unavailable};
+use serde::Serialize;
+
+use crate::backend::{Backend, BackendReport, BwrapBackend, BwrapConfig};
+use crate::error::LaunchError;
+use crate::probe::ProbeOutcome;
+use crate::stage::{self, SelfCheck};
+use crate::supervise::{self, Exit, Forward, Supervision};
+use crate::violations::{self, Violation};
+use crate::{exit_codes, sys};
+
+/// One command to run.
+#[derive(Debug)]
+pub struct RunRequest<'a> {
+    /// The resolved plan.
+    pub plan: &'a Plan,
+    /// Program and arguments.
+    pub argv: &'a [OsString],
+    /// The host environment to filter (normally `cordon_env::host_snapshot()`).
+    pub host_env: &'a [(OsString, OsString)],
+    /// Whether output is also streamed live to this process's stdio.
+    pub forward: Forward,
+    /// Whether stdin is passed through (else `/dev/null`).
+    pub inherit_stdin: bool,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RunStatus {
+    /// The payload ran and exited; `exit_code` is its status (128+N when bubblewrap reports a
+    /// payload killed by signal N).
+    Exited,
+    /// The launcher's child was killed by a signal.
+    Signaled,
+    /// The wall-clock timeout passed; the whole tree was killed.
+    Timeout,
+    /// Nothing ran: no enforcing backend, or the jail failed its self-check or did not start.
+    Refused,
+}
+
+/// A captured stream.
+#[derive(Debug, Clone, Serialize)]
+pub struct Stream {
+    /// The kept bytes as text (lossy UTF-8).
+    pub text: String,
+    /// True when the cap cut it short.
+    pub truncated: bool,
+    /// Bytes written in all.
+    pub bytes: u64,
+}
+
+/// The structured result of one run (the `--json` schema of `cordon run`, docs/cli.md).
+#[derive(Debug, Clone, Serialize)]
+pub struct RunResult {
+    /// How it ended.
+    pub status: RunStatus,
+    /// The exit code cordon itself exits with.
+    pub exit_code: i32,
+    /// The signal, when `signaled`.
+    pub signal: Option<i32>,
+    /// Standard output.
+    pub stdout: Stream,
+    /// Standard error.
+    pub stderr: Stream,
+    /// Wall-clock milliseconds from spawn to exit.
+    pub duration_ms: f64,
+    /// The backend that enforced, if any.
+    pub backend: Option<String>,
+    /// False only when `unavailable = "warn"` let the command run without a jail.
+    pub sandboxed: bool,
+    /// The policy hash (with the seccomp filter version folded in).
+    pub policy_hash: String,
+    /// Denials recognised in stderr.
+    pub violations: Vec<Violation>,
+    /// Why nothing ran, when refused.
+    pub refusal: Option<String>,
+    /// Warnings the caller must surface (running unsandboxed, say).
+    pub warnings: Vec<String>,
+    /// Environment variables dropped, counted by reason (never names of values).
+    pub env_dropped: BTreeMap<String, usize>,
+}
+
+/// Composes backends and supervision.
+pub struct Launcher {
+    backends: Vec<Box<dyn Backend>>,
+}
+
+impl std::fmt::Debug for Launcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&str> = self.backends.iter().map(|b| b.name()).collect();
+        f.debug_struct("Launcher")
+            .field("backends", &names)
+            .finish()
+    }
+}
+
+/// The ways out printed with every "no enforcing backend" refusal.
+pub const WAYS_OUT: &str = "ways out: install bubblewrap (apt-get install bubblewrap) and allow user namespaces; \
+or set `[backend] unavailable = \"warn\"` in your global configuration to run without a jail, which is reported on every run";
+
+impl Launcher {
+    /// A launcher over these backends, tried in order.
+    pub fn new(backends: Vec<Box<dyn Backend>>) -> Launcher {
+        Launcher { backends }
+    }
+
+    /// The Linux launcher: bubblewrap.
+    pub fn linux(config: BwrapConfig) -> Launcher {
+        Launcher::new(vec![Box::new(BwrapBackend::discover(config))])
+    }
+
+    /// Default configuration for a launcher whose stage is `stage_binary`.
+    pub fn default_config(
+        stage_binary: PathBuf,
+        home: Option<OsString>,
+        xdg_cache_home: Option<OsString>,
+    ) -> BwrapConfig {
+        BwrapConfig {
+            candidates: crate::locate::TRUSTED_BWRAP_PATHS
+                .iter()
+                .map(|s| (*s).to_owned())
+                .collect(),
+            stage_binary,
+            cache_file: crate::probe::cache_file(xdg_cache_home.as_deref(), home.as_deref()),
+            home,
+            probe_timeout: Duration::from_secs(10),
+        }
+    }
+
+    /// Probes every backend (cached) and returns the first enforcing one with all outcomes.
+    pub fn select(&self) -> (Option<&dyn Backend>, Vec<ProbeOutcome>) {
+        let mut outcomes = Vec::new();
+        for b in &self.backends {
+            let o = b.probe();
+            let enforcing = o.enforcing;
+            outcomes.push(o);
+            if enforcing {
+                return (Some(b.as_ref()), outcomes);
+            }
+        }
+        (None, outcomes)
+    }
+
+    /// What `doctor` shows of each backend.
+    pub fn reports(&self) -> Vec<BackendReport> {
+        self.backends.iter().map(|b| b.report()).collect()
+    }
+
+    /// The argument list `run` would use, without probing or running anything.
+    pub fn explain(
+        &self,
+        plan: &Plan,
+        argv: &[OsString],
+        host_env: &[(OsString, OsString)],
+    ) -> Result<Vec<OsString>, LaunchError> {
+        if argv.is_empty() {
+            return Err(LaunchError::EmptyCommand);
+        }
+        let env = ChildEnv::build(host_env.iter().cloned(), &plan.env)?;
+        let backend = self.backends.first().ok_or_else(|| LaunchError::Io {
+            what: "explain".into(),
+            source: std::io::Error::other("no backend on this platform"),
+        })?;
+        let check = self_check(plan, -1);
+        let prepared = backend.prepare(plan, &env.vars, &stage::check_args(&check, argv), None)?;
+        Ok(prepared.shown)
+    }
+
+    /// Runs one command: environment, backend, spawn, self-check, supervision, result.
+    pub fn run(&self, req: &RunRequest<'_>) -> Result<RunResult, LaunchError> {
+        if req.argv.is_empty() {
+            return Err(LaunchError::EmptyCommand);
+        }
+        let env = ChildEnv::build(req.host_env.iter().cloned(), &req.plan.env)?;
+        let env_dropped = env
+            .dropped_counts()
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect();
+        let policy_hash = policy_hash(req.plan);
+        let (backend, outcomes) = self.select();
+        let Some(backend) = backend else {
+            let detail = outcomes
+                .iter()
+                .map(|o| format!("{}: {}", o.backend, o.detail))
+                .collect::<Vec<_>>()
+                .join("; ");
+            if req.plan.unavailable == Unavailable::Warn {
+                return run_unsandboxed(req, &env, policy_hash, env_dropped, detail);
+            }
+            return Ok(refused(
+                format!("no backend enforces the policy on this host ({detail}); {WAYS_OUT}"),
+                policy_hash,
+                env_dropped,
+            ));
+        };
+
+        let (status_read, status_write) =
+            sys::pipe().map_err(LaunchError::io("creating the status pipe"))?;
+        let check = self_check(req.plan, sys::raw(&status_write));
+        let stage_argv = stage::check_args(&check, req.argv);
+        let prepared = backend.prepare(req.plan, &env.vars, &stage_argv, Some(status_write))?;
+        let supervised = supervise::supervise(
+            prepared.command,
+            Supervision {
+                timeout: req.plan.limits.timeout_secs.map(Duration::from_secs),
+                output_cap: req.plan.limits.output_cap_bytes,
+                forward: req.forward,
+                status: Some(status_read),
+                inherit_stdin: req.inherit_stdin,
+                hold: prepared.hold,
+            },
+        )
+        .map_err(LaunchError::io("starting the jail"))?;
+        if std::fs::symlink_metadata(&check.outside).is_ok() {
+            // Judged on the host: the self-check file must never exist here.
+            let _ = std::fs::remove_file(&check.outside);
+            return Ok(refused(
+                format!(
+                    "the self-check write outside the writable set reached the host ({})",
+                    check.outside.display()
+                ),
+                policy_hash,
+                env_dropped,
+            ));
+        }
+        let status_line = supervised.status_line.trim();
+        if status_line != "ok" && supervised.exit != Exit::TimedOut {
+            let stderr = crate::backend::first_line(&supervised.stderr.bytes);
+            let reason = match status_line.strip_prefix("fail ") {
+                Some(reason) => {
+                    format!("the jail failed its self-check, the command was not run: {reason}")
+                }
+                None => format!(
+                    "the jail did not start, the command was not run: {}",
+                    if stderr.is_empty() {
+                        "(no message)"
+                    } else {
+                        &stderr
+                    }
+                ),
+            };
+            let mut result = refused(reason, policy_hash, env_dropped);
+            result.backend = Some(backend.name().into());
+            result.violations = violations::recognise(&supervised.stderr.bytes);
+            return Ok(result);
+        }
+        Ok(finish(
+            supervised,
+            Some(backend.name().into()),
+            true,
+            policy_hash,
+            env_dropped,
+            Vec::new(),
+        ))
+    }
+}
+
+/// The policy hash with the seccomp filter version folded in.
+pub fn policy_hash(plan: &Plan) -> String {
+    // The plan carries the policy's hash; fold the filter version into it the same way.
+    let filter = cordon_seccomp::FILTER_VERSION.to_string();
+    use sha2::Digest;
+    let mut h = sha2::Sha256::new();
+    h.update(plan.policy_hash.0.as_bytes());
+    h.update(format!("\nseccomp={filter}").as_bytes());
+    let d = h.finalize();
+    format!(
+        "sha256:{}",
+        d.iter().map(|b| format!("{b:02x}")).collect::<String>()
+    )
+}
+
+fn stream(c: &supervise::Captured) -> Stream {
+    Stream {
+        text: String::from_utf8_lossy(&c.bytes).into_owned(),
+        truncated: c.truncated,
+        bytes: c.total,
+    }
+}
+
+fn finish(
+    s: supervise::Supervised,
+    backend: Option<String>,
+    sandboxed: bool,
+    policy_hash: String,
+    env_dropped: BTreeMap<String, usize>,
+    warnings: Vec<String>,
+) -> RunResult {
+    let (status, exit_code, signal) = match s.exit {
+        Exit::Code(c) => (RunStatus::Exited, c, None),
+        Exit::Signal(sig) => (RunStatus::Signaled, 128 + sig, Some(sig)),
+        Exit::TimedOut => (RunStatus::Timeout, i32::from(exit_codes::TIMEOUT), None),
+    };
+    RunResult {
+        status,
+        exit_code,
+        signal,
+        violations: violations::recognise(&s.stderr.bytes),
+        stdout: stream(&s.stdout),
+        stderr: stream(&s.stderr),
+        duration_ms: s.duration.as_secs_f64() * 1000.0,
+        backend,
+        sandboxed,
+        policy_hash,
+        refusal: None,
+        warnings,
+        env_dropped,
+    }
+}
+
+fn refused(reason: String, policy_hash: String, env_dropped: BTreeMap<String, usize>) -> RunResult {
+    RunResult {
+        status: RunStatus::Refused,
+        exit_code: i32::from(exit_codes::REFUSED),
+        signal: None,
+        stdout: Stream {
+            text: String::new(),
+            truncated: false,
+            bytes: 0,
+        },
+        stderr: Stream {
+            text: String::new(),
+            truncated: false,
+            bytes: 0,
+        },
+        duration_ms: 0.0,
+        backend: None,
+        sandboxed: false,
+        policy_hash,
+        violations: Vec::new(),
+        refusal: Some(reason),
+        warnings: Vec::new(),
+        env_dropped,
+    }
+}
+
+fn run_unsandboxed(
+    req: &RunRequest<'_>,
+    env: &ChildEnv,
+    policy_hash: String,
+    env_dropped: BTreeMap<String, usize>,
+    detail: String,
+) -> Result<RunResult, LaunchError> {
+    let warning = format!(
+        "RAN WITHOUT A JAIL: no backend enforces the policy on this host ({detail}), and the configuration says unavailable = \"warn\""
+    );
+    let mut command = Command::new(&req.argv[0]);
+    command
+        .args(&req.argv[1..])
+        .env_clear()
+        .envs(&env.vars)
+        .current_dir(&req.plan.cwd);
+    sys::prepare_child(&mut command, &req.plan.limits, &[]);
+    let supervised = supervise::supervise(
+        command,
+        Supervision {
+            timeout: req.plan.limits.timeout_secs.map(Duration::from_secs),
+            output_cap: req.plan.limits.output_cap_bytes,
+            forward: req.forward,
+            status: None,
+            inherit_stdin: req.inherit_stdin,
+            hold: Vec::new(),
+        },
+    )
+    .map_err(LaunchError::io(format!(
+        "starting {}",
+        req.argv[0].to_string_lossy()
+    )))?;
+    Ok(finish(
+        supervised,
+        None,
+        false,
+        policy_hash,
+        env_dropped,
+        vec![warning],
+    ))
+}
+
+/// Chooses what the stage checks: a host-backed path outside the writable set whose creation must
+/// fail, and the first credential mask.
+pub fn self_check(plan: &Plan, status_fd: i32) -> SelfCheck {
+    let name = format!(
+        ".cordon-selfcheck-{}-{}",
+        std::process::id(),
+        crate::backend::nonce()
+    );
+    let hidden = |d: &Path| {
+        plan.writable.iter().any(|w| is_within(d, w))
+            || plan.private_dirs.iter().any(|p| is_within(d, p))
+            || plan.masks.iter().any(|m| is_within(d, &m.target))
+    };
+    let candidates: Vec<PathBuf> = match plan.posture {
+        Posture::Host => plan
+            .workspace
+            .parent()
+            .map(Path::to_path_buf)
+            .into_iter()
+            .chain([plan.home.clone(), PathBuf::from("/")])
+            .collect(),
+        Posture::Minimal => plan.read_only.iter().map(|b| b.dest.clone()).collect(),
+    };
+    let dir = candidates
+        .into_iter()
+        .find(|d| !hidden(d) && std::fs::metadata(d).is_ok_and(|m| m.is_dir()))
+        .unwrap_or_else(|| PathBuf::from("/"));
+    SelfCheck {
+        status_fd,
+        deny_network: plan.network == cordon_policy::Network::Denied,
+        outside: dir.join(name),
+        masked: plan
+            .masks
+            .first()
+            .map(|m| (m.target.clone(), m.kind == EntryKind::Dir)),
+    }
+}

@@ -1,0 +1,153 @@
+//! "Probe before claiming": a backend is enforcing only once a real jail has been started, a
+//! canary written inside it has been seen on the host, and a write outside it has been seen *not*
+//! to reach the host. The outcome is cached for the process, keyed by everything that would
+//! change it, and (positive outcomes only) in a small per-user cache file with the same key, so a
+//! one-shot CLI does not pay a second jail per command. Every jail still checks itself before its
+//! payload runs (see `stage`), so a stale cache can never let a payload run in a jail that does not
+//! hold.
+
+use std::collections::HashMap;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+/// The outcome of probing one backend.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProbeOutcome {
+    /// True only when the probe showed the jail holds.
+    pub enforcing: bool,
+    /// The backend probed.
+    pub backend: String,
+    /// What was seen, in words.
+    pub detail: String,
+    /// Where the answer came from: `probe`, `process-cache` or `file-cache`.
+    pub source: String,
+}
+
+/// Everything that would change a probe's outcome, hashed.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ProbeKey(pub String);
+
+impl ProbeKey {
+    /// The key for bubblewrap at `bwrap` run by this user on this kernel.
+    pub fn for_bwrap(bwrap: &Path) -> ProbeKey {
+        let mut h = Sha256::new();
+        h.update(format!(
+            "cordon {} seccomp {}\n",
+            env!("CARGO_PKG_VERSION"),
+            cordon_seccomp::FILTER_VERSION
+        ));
+        h.update(bwrap.as_os_str().as_encoded_bytes());
+        if let Ok(m) = std::fs::metadata(bwrap) {
+            h.update(format!(
+                "\n{} {} {} {} {} {} {} {}\n",
+                m.dev(),
+                m.ino(),
+                m.size(),
+                m.mtime(),
+                m.mtime_nsec(),
+                m.ctime(),
+                m.uid(),
+                m.mode()
+            ));
+        }
+        h.update(format!("euid {}\n", rustix::process::geteuid().as_raw()));
+        let uts = rustix::system::uname();
+        h.update(uts.release().to_bytes());
+        h.update(uts.version().to_bytes());
+        for knob in [
+            "/proc/sys/user/max_user_namespaces",
+            "/proc/sys/kernel/unprivileged_userns_clone",
+            "/proc/sys/kernel/apparmor_restrict_unprivileged_userns",
+            "/proc/sys/kernel/seccomp/actions_avail",
+        ] {
+            h.update(knob.as_bytes());
+            h.update(std::fs::read(knob).unwrap_or_default());
+        }
+        let digest = h.finalize();
+        ProbeKey(digest.iter().map(|b| format!("{b:02x}")).collect())
+    }
+}
+
+fn process_cache() -> &'static Mutex<HashMap<ProbeKey, ProbeOutcome>> {
+    static CACHE: OnceLock<Mutex<HashMap<ProbeKey, ProbeOutcome>>> = OnceLock::new();
+    CACHE.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// Looks a key up in the process cache.
+pub fn cached(key: &ProbeKey) -> Option<ProbeOutcome> {
+    let cache = process_cache().lock().ok()?;
+    cache.get(key).cloned().map(|mut o| {
+        o.source = "process-cache".into();
+        o
+    })
+}
+
+/// Stores an outcome in the process cache.
+pub fn remember(key: &ProbeKey, outcome: &ProbeOutcome) {
+    if let Ok(mut cache) = process_cache().lock() {
+        cache.insert(key.clone(), outcome.clone());
+    }
+}
+
+/// A per-user cache file of positive outcomes, plus bubblewrap's self-description so the
+/// features need not be asked for again.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileCacheEntry {
+    /// The probe key.
+    pub key: String,
+    /// The outcome (always enforcing).
+    pub outcome: ProbeOutcome,
+    /// `bwrap --version` output.
+    pub version_output: String,
+    /// `bwrap --help` output.
+    pub help_output: String,
+}
+
+/// The cache file location: `$XDG_CACHE_HOME/cordon/`, else `~/.cache/cordon/`.
+pub fn cache_file(
+    xdg_cache_home: Option<&std::ffi::OsStr>,
+    home: Option<&std::ffi::OsStr>,
+) -> Option<PathBuf> {
+    let euid = rustix::process::geteuid().as_raw();
+    let base = match xdg_cache_home.map(Path::new).filter(|p| p.is_absolute()) {
+        Some(x) => x.to_path_buf(),
+        None => Path::new(home?).join(".cache"),
+    };
+    Some(base.join("cordon").join(format!("probe-{euid}.json")))
+}
+
+/// Reads the cache file when it is owned by this user and nobody else can write it or its
+/// directory, and its key matches.
+pub fn read_file_cache(path: &Path, key: &ProbeKey) -> Option<FileCacheEntry> {
+    let euid = rustix::process::geteuid().as_raw();
+    for p in [path, path.parent()?] {
+        let m = std::fs::symlink_metadata(p).ok()?;
+        if m.uid() != euid || m.mode() & 0o022 != 0 || m.file_type().is_symlink() {
+            return None;
+        }
+    }
+    let text = std::fs::read_to_string(path).ok()?;
+    let entry: FileCacheEntry = serde_json::from_str(&text).ok()?;
+    (entry.key == key.0 && entry.outcome.enforcing).then_some(entry)
+}
+
+/// Writes the cache file (best effort: a read-only home just means probing every time).
+pub fn write_file_cache(path: &Path, entry: &FileCacheEntry) {
+    let Some(dir) = path.parent() else { return };
+    if std::fs::create_dir_all(dir).is_err() {
+        return;
+    }
+    let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+    let Ok(text) = serde_json::to_string(entry) else {
+        return;
+    };
+    let tmp = dir.join(format!(".probe-{}.tmp", std::process::id()));
+    if std::fs::write(&tmp, text).is_ok() {
+        let _ = std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o600));
+        let _ = std::fs::rename(&tmp, path);
+    }
+}

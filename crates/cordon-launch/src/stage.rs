@@ -1,0 +1,214 @@
+//! The stage: a few hundred microseconds of cordon that run *inside* the jail, before the payload.
+//!
+//! bubblewrap starts the stage (the cordon binary, bound read-only at
+//! [`cordon_bwrap::STAGE_PATH`]) instead of the payload. The stage checks that the jail holds — a
+//! write outside the writable set fails, a masked path is unreadable, a network socket is refused
+//! when the network is denied — reports on a status descriptor, and only then `exec`s the payload
+//! with nothing but stdio inherited. Any surprise ends the stage with exit 126 and the payload
+//! never runs. The launcher reads the status descriptor: no `ok` line means no payload ran.
+//!
+//! In probe mode the stage writes a canary inside a writable root (proving it ran) and tries a
+//! write outside it; the launcher judges both on the host.
+
+use std::ffi::{OsStr, OsString};
+use std::io::{Read, Write};
+use std::os::fd::OwnedFd;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+
+/// The first argument that selects the stage in a binary that embeds it.
+pub const STAGE_ARG: &str = "__cordon_stage";
+
+/// What the stage checks before the payload runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SelfCheck {
+    /// Descriptor the verdict is written to.
+    pub status_fd: i32,
+    /// Whether socket creation must be refused.
+    pub deny_network: bool,
+    /// A path outside the writable set whose creation must fail.
+    pub outside: PathBuf,
+    /// A masked path that must read as empty or be unreadable, and whether it is a directory.
+    pub masked: Option<(PathBuf, bool)>,
+}
+
+/// Stage arguments for a self-checked run of `argv` (what follows the stage binary).
+pub fn check_args(check: &SelfCheck, argv: &[OsString]) -> Vec<OsString> {
+    let (kind, path) = match &check.masked {
+        Some((p, true)) => ("d", p.as_os_str().to_owned()),
+        Some((p, false)) => ("f", p.as_os_str().to_owned()),
+        None => ("-", OsString::from("-")),
+    };
+    let mut out: Vec<OsString> = vec![
+        STAGE_ARG.into(),
+        "check".into(),
+        check.status_fd.to_string().into(),
+        if check.deny_network { "1" } else { "0" }.into(),
+        check.outside.as_os_str().to_owned(),
+        kind.into(),
+        path,
+        "--".into(),
+    ];
+    out.extend(argv.iter().cloned());
+    out
+}
+
+/// Stage arguments for a probe run.
+pub fn probe_args(status_fd: i32, canary: &Path, nonce: &str, outside: &Path) -> Vec<OsString> {
+    vec![
+        STAGE_ARG.into(),
+        "probe".into(),
+        status_fd.to_string().into(),
+        canary.as_os_str().to_owned(),
+        nonce.into(),
+        outside.as_os_str().to_owned(),
+    ]
+}
+
+/// Runs the stage when `args` (the process arguments after argv[0]) start with [`STAGE_ARG`];
+/// returns without doing anything otherwise. Call it first thing in `main`.
+pub fn run_if_stage(args: &[OsString]) {
+    if args.first().map(OsString::as_os_str) != Some(OsStr::new(STAGE_ARG)) {
+        return;
+    }
+    let code = match args.get(1).and_then(|m| m.to_str()) {
+        Some("check") => check_then_exec(&args[2..]),
+        Some("probe") => probe(&args[2..]),
+        _ => {
+            eprintln!("cordon stage: unknown mode");
+            126
+        }
+    };
+    std::process::exit(code);
+}
+
+fn status_fd(arg: Option<&OsString>) -> Option<OwnedFd> {
+    let fd: i32 = arg?.to_str()?.parse().ok()?;
+    crate::sys::inherited_fd(fd)
+}
+
+fn report(status: Option<OwnedFd>, line: &str) {
+    if let Some(fd) = status {
+        let mut file = std::fs::File::from(fd);
+        let _ = file.write_all(line.as_bytes());
+    }
+}
+
+fn fail(status: Option<OwnedFd>, reason: &str) -> i32 {
+    eprintln!("cordon: the jail's self-check failed, the command was not run: {reason}");
+    report(status, &format!("fail {reason}\n"));
+    126
+}
+
+/// Tries to create `path`; `Ok(())` when the jail refused it.
+fn outside_write_refused(path: &Path) -> Result<(), String> {
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+    {
+        Ok(_) => {
+            let _ = std::fs::remove_file(path);
+            Err(format!(
+                "a file could be created outside the writable set: {}",
+                path.display()
+            ))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(format!(
+            "self-check path {} already exists; cannot tell whether writes are refused",
+            path.display()
+        )),
+        Err(_) => Ok(()),
+    }
+}
+
+fn mask_holds(path: &Path, is_dir: bool) -> Result<(), String> {
+    if is_dir {
+        if let Ok(mut entries) = std::fs::read_dir(path)
+            && entries.next().is_some()
+        {
+            return Err(format!("masked directory {} is readable", path.display()));
+        }
+    } else if let Ok(mut file) = std::fs::File::open(path) {
+        let mut byte = [0u8; 1];
+        if matches!(file.read(&mut byte), Ok(n) if n > 0) {
+            return Err(format!("masked file {} is readable", path.display()));
+        }
+    }
+    Ok(())
+}
+
+fn socket_refused() -> Result<(), String> {
+    use rustix::net::{AddressFamily, SocketType, socket};
+    match socket(AddressFamily::INET, SocketType::DGRAM, None) {
+        Ok(_) => Err("a network socket could be created while the network is denied".into()),
+        Err(_) => Ok(()),
+    }
+}
+
+fn check_then_exec(args: &[OsString]) -> i32 {
+    let status = status_fd(args.first());
+    let (Some(deny), Some(outside), Some(kind), Some(masked), Some(sep)) = (
+        args.get(1),
+        args.get(2),
+        args.get(3),
+        args.get(4),
+        args.get(5),
+    ) else {
+        return fail(status, "malformed stage arguments");
+    };
+    if sep != "--" || args.len() < 7 {
+        return fail(status, "malformed stage arguments");
+    }
+    if let Err(reason) = outside_write_refused(Path::new(outside)) {
+        return fail(status, &reason);
+    }
+    let masked = Path::new(masked);
+    let mask_result = match kind.as_bytes() {
+        b"d" => mask_holds(masked, true),
+        b"f" => mask_holds(masked, false),
+        _ => Ok(()),
+    };
+    if let Err(reason) = mask_result {
+        return fail(status, &reason);
+    }
+    if deny == "1"
+        && let Err(reason) = socket_refused()
+    {
+        return fail(status, &reason);
+    }
+    if crate::sys::cloexec_all_but_stdio().is_err() {
+        return fail(status, "cannot close inherited descriptors");
+    }
+    report(status, "ok\n");
+    let program = &args[6];
+    let err = std::process::Command::new(program).args(&args[7..]).exec();
+    eprintln!(
+        "cordon: cannot execute {}: {err}",
+        program.to_string_lossy()
+    );
+    if err.kind() == std::io::ErrorKind::NotFound {
+        127
+    } else {
+        126
+    }
+}
+
+fn probe(args: &[OsString]) -> i32 {
+    let status = status_fd(args.first());
+    let (Some(canary), Some(nonce), Some(outside)) = (args.get(1), args.get(2), args.get(3)) else {
+        return fail(status, "malformed probe arguments");
+    };
+    if std::fs::write(canary, nonce.as_bytes()).is_err() {
+        return fail(
+            status,
+            "the canary could not be written inside the writable root",
+        );
+    }
+    if let Err(reason) = outside_write_refused(Path::new(outside)) {
+        return fail(status, &reason);
+    }
+    report(status, "ok\n");
+    0
+}

@@ -1,0 +1,185 @@
+//! Spawning a prepared command and supervising it: wall-clock timeout that kills the whole tree,
+//! stdout and stderr capped in memory (never copied to disk), the exit code or signal kept.
+
+use std::io::{Read, Write};
+use std::os::fd::OwnedFd;
+use std::os::unix::process::ExitStatusExt;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// How a supervised process ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// It exited with this code.
+    Code(i32),
+    /// It was killed by this signal.
+    Signal(i32),
+    /// The timeout passed and the process group was killed.
+    TimedOut,
+}
+
+/// What was kept of one output stream.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Captured {
+    /// The first `cap` bytes.
+    pub bytes: Vec<u8>,
+    /// True when more was written than kept.
+    pub truncated: bool,
+    /// How many bytes were written in all.
+    pub total: u64,
+}
+
+/// Where the streams go besides memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Forward {
+    /// Only memory.
+    No,
+    /// Also copy (up to the cap) to this process's stdout and stderr as it arrives.
+    ToOwnStdio,
+}
+
+/// Supervision settings.
+#[derive(Debug)]
+pub struct Supervision {
+    /// Wall-clock timeout.
+    pub timeout: Option<Duration>,
+    /// Bytes kept per stream.
+    pub output_cap: u64,
+    /// Live forwarding.
+    pub forward: Forward,
+    /// The read end of the stage's status pipe, if any.
+    pub status: Option<OwnedFd>,
+    /// Whether stdin is inherited (else `/dev/null`).
+    pub inherit_stdin: bool,
+    /// Descriptors the child inherits; closed here right after the spawn, so that EOF on the
+    /// status pipe means the stage and everything that inherited it are gone.
+    pub hold: Vec<OwnedFd>,
+}
+
+/// The result of supervising one process.
+#[derive(Debug, Clone)]
+pub struct Supervised {
+    /// How it ended.
+    pub exit: Exit,
+    /// Standard output.
+    pub stdout: Captured,
+    /// Standard error.
+    pub stderr: Captured,
+    /// Wall-clock time from spawn to exit.
+    pub duration: Duration,
+    /// What the stage reported on its status pipe (empty when it never wrote).
+    pub status_line: String,
+}
+
+fn reader<R: Read + Send + 'static>(
+    mut from: R,
+    cap: u64,
+    forward: Option<Box<dyn Write + Send>>,
+) -> JoinHandle<Captured> {
+    std::thread::spawn(move || {
+        let mut captured = Captured::default();
+        let mut forward = forward;
+        let mut buf = [0u8; 16 * 1024];
+        loop {
+            let n = match from.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(_) => break,
+            };
+            let room = usize::try_from(cap.saturating_sub(captured.total)).unwrap_or(usize::MAX);
+            let keep = n.min(room);
+            captured.bytes.extend_from_slice(&buf[..keep]);
+            if let Some(w) = forward.as_mut()
+                && (w.write_all(&buf[..keep]).is_err() || w.flush().is_err())
+            {
+                forward = None;
+            }
+            if keep < n {
+                captured.truncated = true;
+            }
+            captured.total += n as u64;
+        }
+        captured
+    })
+}
+
+/// Spawns `command` (stdout and stderr are piped here) and supervises it.
+pub fn supervise(mut command: Command, sup: Supervision) -> std::io::Result<Supervised> {
+    command
+        .stdin(if sup.inherit_stdin {
+            Stdio::inherit()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let start = Instant::now();
+    let spawned = command.spawn();
+    drop(sup.hold);
+    let mut child: Child = spawned?;
+    let pgid = rustix::process::Pid::from_child(&child);
+    let forward = sup.forward == Forward::ToOwnStdio;
+    let out = child.stdout.take().map(|s| {
+        reader(
+            s,
+            sup.output_cap,
+            forward.then(|| Box::new(std::io::stdout()) as Box<dyn Write + Send>),
+        )
+    });
+    let err = child.stderr.take().map(|s| {
+        reader(
+            s,
+            sup.output_cap,
+            forward.then(|| Box::new(std::io::stderr()) as Box<dyn Write + Send>),
+        )
+    });
+    let status_reader = sup.status.map(|fd| {
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = std::fs::File::from(fd).take(4096).read_to_string(&mut text);
+            text
+        })
+    });
+
+    let (tx, rx) = mpsc::channel();
+    let waiter = std::thread::spawn(move || {
+        let status = child.wait();
+        let _ = tx.send(status);
+    });
+    let waited = match sup.timeout {
+        Some(t) => rx.recv_timeout(t).ok(),
+        None => rx.recv().ok(),
+    };
+    let exit = match waited {
+        Some(status) => {
+            let status = status?;
+            match (status.code(), status.signal()) {
+                (Some(code), _) => Exit::Code(code),
+                (None, Some(sig)) => Exit::Signal(sig),
+                (None, None) => Exit::Code(-1),
+            }
+        }
+        None => {
+            let _ = rustix::process::kill_process_group(pgid, rustix::process::Signal::KILL);
+            let _ = rx.recv();
+            Exit::TimedOut
+        }
+    };
+    let duration = start.elapsed();
+    let _ = waiter.join();
+    let stdout = out.and_then(|h| h.join().ok()).unwrap_or_default();
+    let stderr = err.and_then(|h| h.join().ok()).unwrap_or_default();
+    let status_line = status_reader
+        .and_then(|h| h.join().ok())
+        .unwrap_or_default();
+    Ok(Supervised {
+        exit,
+        stdout,
+        stderr,
+        duration,
+        status_line,
+    })
+}

@@ -1,0 +1,139 @@
+//! The few raw kernel calls the launcher needs, each behind a safe function. This is the only
+//! module of the crate allowed to use `unsafe`.
+#![allow(unsafe_code)]
+
+use std::io::{Seek, SeekFrom, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::process::CommandExt;
+use std::process::Command;
+
+use cordon_policy::Limits;
+
+/// A sealed-enough in-memory file holding `bytes`, positioned at the start, close-on-exec (the
+/// spawn hook clears that flag for the descriptors the backend needs).
+pub fn memfd_with(name: &str, bytes: &[u8]) -> std::io::Result<OwnedFd> {
+    let fd = rustix::fs::memfd_create(name, rustix::fs::MemfdFlags::CLOEXEC)?;
+    let mut file = std::fs::File::from(fd);
+    file.write_all(bytes)?;
+    file.seek(SeekFrom::Start(0))?;
+    Ok(OwnedFd::from(file))
+}
+
+/// A close-on-exec pipe: (read end, write end).
+pub fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
+    Ok(rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?)
+}
+
+/// One resource limit to set in the child.
+#[derive(Debug, Clone, Copy)]
+struct Rlimit {
+    resource: libc::__rlimit_resource_t,
+    value: u64,
+}
+
+fn rlimits(limits: &Limits) -> Vec<Rlimit> {
+    let mut out = vec![Rlimit {
+        resource: libc::RLIMIT_CORE,
+        value: 0,
+    }];
+    let pairs = [
+        (libc::RLIMIT_CPU, limits.cpu_secs),
+        (libc::RLIMIT_FSIZE, limits.file_size_bytes),
+        (libc::RLIMIT_NOFILE, limits.open_files),
+        (libc::RLIMIT_NPROC, limits.processes),
+        (libc::RLIMIT_AS, limits.address_space_bytes),
+    ];
+    for (resource, value) in pairs {
+        if let Some(value) = value {
+            out.push(Rlimit { resource, value });
+        }
+    }
+    out
+}
+
+/// Arranges for the spawned process to: start its own process group, get the policy's resource
+/// limits, and inherit no descriptor but stdio and `keep` (every other one is marked
+/// close-on-exec, so std's own exec-status pipe keeps working).
+pub fn prepare_child(command: &mut Command, limits: &Limits, keep: &[RawFd]) {
+    let limits = rlimits(limits);
+    let mut keep: Vec<RawFd> = keep.to_vec();
+    keep.sort_unstable();
+    command.process_group(0);
+    // SAFETY: the closure runs between fork and exec in the child. It only makes raw system calls
+    // (setrlimit, fcntl, close_range) on values computed before the fork, allocates nothing and
+    // takes no locks, so it is async-signal-safe.
+    unsafe {
+        command.pre_exec(move || {
+            for l in &limits {
+                let lim = libc::rlimit {
+                    rlim_cur: l.value,
+                    rlim_max: l.value,
+                };
+                if libc::setrlimit(l.resource, &lim) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            for &fd in &keep {
+                if libc::fcntl(fd, libc::F_SETFD, 0) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            let mut start: u32 = 3;
+            for &fd in &keep {
+                let fd = fd as u32;
+                if fd > start {
+                    cloexec_range(start, fd - 1)?;
+                }
+                start = fd.saturating_add(1);
+            }
+            cloexec_range(start, u32::MAX)
+        });
+    }
+}
+
+/// Marks `first..=last` close-on-exec.
+fn cloexec_range(first: u32, last: u32) -> std::io::Result<()> {
+    const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
+    // SAFETY: close_range with CLOSE_RANGE_CLOEXEC only sets a flag on descriptors; it closes
+    // nothing and touches no memory.
+    let rc = unsafe { libc::syscall(libc::SYS_close_range, first, last, CLOSE_RANGE_CLOEXEC) };
+    if rc == 0 {
+        return Ok(());
+    }
+    // Kernels before 5.11: walk the table (bounded by the soft descriptor limit).
+    let max = u32::try_from(
+        rustix::process::getrlimit(rustix::process::Resource::Nofile)
+            .current
+            .unwrap_or(4096),
+    )
+    .unwrap_or(u32::MAX)
+    .min(last.saturating_add(1));
+    for fd in first..max {
+        // SAFETY: fcntl on a descriptor number that may be closed just returns EBADF.
+        unsafe { libc::fcntl(fd as RawFd, libc::F_SETFD, libc::FD_CLOEXEC) };
+    }
+    Ok(())
+}
+
+/// Takes ownership of a descriptor number inherited from the launcher (the stage's status fd).
+///
+/// Returns `None` unless `fd` is open.
+pub fn inherited_fd(fd: RawFd) -> Option<OwnedFd> {
+    if fd < 3 {
+        return None;
+    }
+    // SAFETY: fcntl(F_GETFD) only queries the flags of a descriptor number.
+    let open = unsafe { libc::fcntl(fd, libc::F_GETFD) } != -1;
+    // SAFETY: the descriptor is open and, by the stage protocol, handed to this process alone.
+    open.then(|| unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// Marks every descriptor above stderr close-on-exec, so the payload inherits only stdio.
+pub fn cloexec_all_but_stdio() -> std::io::Result<()> {
+    cloexec_range(3, u32::MAX)
+}
+
+/// Raw number of an owned descriptor.
+pub fn raw(fd: &OwnedFd) -> RawFd {
+    fd.as_raw_fd()
+}

@@ -1,0 +1,182 @@
+//! `cordon doctor`: what enforces here, how that was proven, and counts — never values.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+
+use cordon_launch::{BackendReport, Launcher, ProbeOutcome};
+use cordon_policy::config::Overrides;
+use serde::Serialize;
+
+use crate::cli::DoctorArgs;
+use crate::context::Context;
+use crate::error::CliError;
+use crate::policy_show::limit_rows;
+
+#[derive(Serialize)]
+struct Doctor {
+    enforcing: bool,
+    backend: Option<String>,
+    probes: Vec<ProbeOutcome>,
+    backends: Vec<BackendReport>,
+    seccomp_filter_version: u32,
+    seccomp_arch: Option<String>,
+    user_namespaces: BTreeMap<&'static str, String>,
+    profile: String,
+    limits: BTreeMap<&'static str, String>,
+    counts: Counts,
+    plan_error: Option<String>,
+}
+
+#[derive(Serialize, Default)]
+struct Counts {
+    writable_roots: usize,
+    credential_masks: usize,
+    masks_not_present: usize,
+    protected_paths: usize,
+    env_host_variables: usize,
+    env_passed: usize,
+    env_dropped: BTreeMap<String, usize>,
+}
+
+/// Runs `cordon doctor`; returns whether a backend enforces.
+pub fn run(args: &DoctorArgs, out: &mut dyn Write) -> Result<bool, CliError> {
+    let ctx = Context::from_process(None)?;
+    let overrides = Overrides {
+        profile: args.profile.map(Into::into),
+        ..Overrides::default()
+    };
+    let effective = ctx.effective(&overrides)?;
+    let exe = std::env::current_exe().map_err(CliError::CurrentDir)?;
+    let launcher = Launcher::linux(Launcher::default_config(
+        exe,
+        ctx.home.clone(),
+        std::env::var_os("XDG_CACHE_HOME"),
+    ));
+    let (backend, probes) = launcher.select();
+
+    let mut counts = Counts::default();
+    let mut plan_error = None;
+    match ctx.plan(&effective.policy) {
+        Ok(plan) => {
+            counts.writable_roots = plan.writable.len();
+            counts.credential_masks = plan.masks.len();
+            counts.protected_paths = plan.protected.len();
+            counts.masks_not_present = plan
+                .skipped
+                .iter()
+                .filter(|s| s.reason == cordon_policy::SkipReason::MaskMissing)
+                .count();
+            let host = cordon_env::host_snapshot();
+            counts.env_host_variables = host.len();
+            if let Ok(child) = cordon_env::ChildEnv::build(host, &plan.env) {
+                counts.env_passed = child.vars.len();
+                counts.env_dropped = child
+                    .dropped_counts()
+                    .into_iter()
+                    .map(|(k, v)| (k.to_string(), v))
+                    .collect();
+            }
+        }
+        Err(e) => plan_error = Some(format!("{e} (counts are for the current directory)")),
+    }
+    let mut userns = BTreeMap::new();
+    for (name, file) in [
+        ("max_user_namespaces", "/proc/sys/user/max_user_namespaces"),
+        (
+            "unprivileged_userns_clone",
+            "/proc/sys/kernel/unprivileged_userns_clone",
+        ),
+        (
+            "apparmor_restrict_unprivileged_userns",
+            "/proc/sys/kernel/apparmor_restrict_unprivileged_userns",
+        ),
+    ] {
+        let value = std::fs::read_to_string(file)
+            .map_or_else(|_| "absent".to_owned(), |v| v.trim().to_owned());
+        userns.insert(name, value);
+    }
+    let report = Doctor {
+        enforcing: backend.is_some(),
+        backend: backend.map(|b| b.name().to_owned()),
+        probes,
+        backends: launcher.reports(),
+        seccomp_filter_version: cordon_seccomp::FILTER_VERSION,
+        seccomp_arch: cordon_seccomp::Arch::host().ok().map(|a| a.to_string()),
+        user_namespaces: userns,
+        profile: effective.policy.profile().to_string(),
+        limits: limit_rows(effective.policy.limits()).into_iter().collect(),
+        counts,
+        plan_error,
+    };
+    if args.json {
+        serde_json::to_writer_pretty(&mut *out, &report)?;
+        writeln!(out)?;
+    } else {
+        print_text(&report, out)?;
+    }
+    Ok(report.enforcing)
+}
+
+fn print_text(r: &Doctor, out: &mut dyn Write) -> Result<(), CliError> {
+    let verdict = if r.enforcing {
+        "enforcing"
+    } else {
+        "NOT ENFORCING: every run is refused"
+    };
+    writeln!(out, "cordon doctor: {verdict}")?;
+    for p in &r.probes {
+        writeln!(
+            out,
+            "probe     {} enforcing={} ({}): {}",
+            p.backend, p.enforcing, p.source, p.detail
+        )?;
+    }
+    for b in &r.backends {
+        writeln!(
+            out,
+            "backend   {} {} {}",
+            b.name,
+            b.binary.as_deref().unwrap_or("-"),
+            b.version.as_deref().unwrap_or("")
+        )?;
+        for f in &b.features {
+            writeln!(out, "  feature {f}")?;
+        }
+        for d in &b.degradations {
+            writeln!(out, "  degraded {d}")?;
+        }
+        if let Some(u) = &b.unusable {
+            writeln!(out, "  unusable: {u}")?;
+        }
+    }
+    writeln!(
+        out,
+        "seccomp   filter version {} for {}",
+        r.seccomp_filter_version,
+        r.seccomp_arch
+            .as_deref()
+            .unwrap_or("an unsupported architecture")
+    )?;
+    for (k, v) in &r.user_namespaces {
+        writeln!(out, "userns    {k} = {v}")?;
+    }
+    writeln!(out, "profile   {}", r.profile)?;
+    for (k, v) in &r.limits {
+        writeln!(out, "limit     {k} = {v}")?;
+    }
+    let c = &r.counts;
+    writeln!(
+        out,
+        "counts    {} writable root(s), {} credential mask(s) in force, {} not present, {} protected path(s)",
+        c.writable_roots, c.credential_masks, c.masks_not_present, c.protected_paths
+    )?;
+    writeln!(
+        out,
+        "env       {} host variable(s), {} passed, dropped by reason: {:?}",
+        c.env_host_variables, c.env_passed, c.env_dropped
+    )?;
+    if let Some(e) = &r.plan_error {
+        writeln!(out, "note      {e}")?;
+    }
+    Ok(())
+}

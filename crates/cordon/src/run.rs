@@ -1,0 +1,122 @@
+//! `cordon run` and `cordon explain`: options → policy → plan → launcher.
+
+use std::ffi::OsString;
+use std::io::Write;
+
+use cordon_launch::supervise::Forward;
+use cordon_launch::{Launcher, RunRequest, RunStatus};
+use cordon_policy::config::Overrides;
+use cordon_policy::{Network, Plan, PolicyError};
+
+use crate::cli::{ExplainArgs, NetworkArg, RunArgs, RunOptions};
+use crate::context::Context;
+use crate::error::CliError;
+
+/// The plan for these options, and the context it was made in.
+pub fn plan_for(options: &RunOptions) -> Result<(Context, Plan), CliError> {
+    let ctx = Context::from_process(options.cwd.as_deref())?;
+    let mut overrides = Overrides {
+        profile: options.profile.map(Into::into),
+        network: options.network.map(|n| match n {
+            NetworkArg::Deny => Network::Denied,
+            NetworkArg::Allow => Network::Allowed,
+        }),
+        pass_env: options.pass_env.clone(),
+        timeout_secs: options.timeout,
+        ..Overrides::default()
+    };
+    for dir in &options.write {
+        overrides
+            .writable
+            .push(std::path::absolute(dir).map_err(CliError::CurrentDir)?);
+    }
+    for pair in &options.env {
+        let Some((key, value)) = pair.split_once('=') else {
+            return Err(PolicyError::InvalidOverride {
+                key: "--env".into(),
+                why: format!("{pair:?} is not KEY=VALUE"),
+            }
+            .into());
+        };
+        overrides.set_env.push((key.to_owned(), value.to_owned()));
+    }
+    let effective = ctx.effective(&overrides)?;
+    let plan = ctx.plan(&effective.policy)?;
+    Ok((ctx, plan))
+}
+
+fn launcher(ctx: &Context) -> Result<Launcher, CliError> {
+    let exe = std::env::current_exe().map_err(CliError::CurrentDir)?;
+    let config =
+        Launcher::default_config(exe, ctx.home.clone(), std::env::var_os("XDG_CACHE_HOME"));
+    Ok(Launcher::linux(config))
+}
+
+/// Runs `cordon run`; returns the exit code.
+pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<u8, CliError> {
+    let (ctx, plan) = plan_for(&args.options)?;
+    let launcher = launcher(&ctx)?;
+    let host_env = cordon_env::host_snapshot();
+    let result = launcher.run(&RunRequest {
+        plan: &plan,
+        argv: &args.options.command,
+        host_env: &host_env,
+        forward: if args.json {
+            Forward::No
+        } else {
+            Forward::ToOwnStdio
+        },
+        inherit_stdin: true,
+    })?;
+    for w in &result.warnings {
+        eprintln!("cordon: WARNING: {w}");
+    }
+    if args.json {
+        serde_json::to_writer(&mut *out, &result)?;
+        writeln!(out)?;
+    } else {
+        if let Some(reason) = &result.refusal {
+            eprintln!("cordon: refused: {reason}");
+        }
+        if result.status == RunStatus::Timeout {
+            eprintln!(
+                "cordon: timed out after {:?} s; the whole process tree was killed",
+                plan.limits.timeout_secs
+            );
+        }
+        for (name, s) in [("stdout", &result.stdout), ("stderr", &result.stderr)] {
+            if s.truncated {
+                eprintln!(
+                    "cordon: {name} truncated at {} of {} bytes",
+                    plan.limits.output_cap_bytes, s.bytes
+                );
+            }
+        }
+    }
+    Ok(u8::try_from(result.exit_code.clamp(0, 255)).unwrap_or(u8::MAX))
+}
+
+/// Runs `cordon explain`: prints the argument list, one per line, explicit values hidden.
+pub fn explain(args: &ExplainArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    let (ctx, plan) = plan_for(&args.options)?;
+    let launcher = launcher(&ctx)?;
+    let host_env = cordon_env::host_snapshot();
+    let list = launcher.explain(&plan, &args.options.command, &host_env)?;
+    let mut hide_next = false;
+    let mut after_setenv = 0u8;
+    for arg in &list {
+        let shown: OsString = if hide_next {
+            hide_next = false;
+            "<explicit value, hidden>".into()
+        } else {
+            arg.clone()
+        };
+        if after_setenv == 1 {
+            hide_next = plan.env.set.contains_key(&*arg.to_string_lossy());
+        }
+        after_setenv = if arg == "--setenv" { 1 } else { 0 };
+        out.write_all(shown.as_encoded_bytes())?;
+        out.write_all(b"\n")?;
+    }
+    Ok(())
+}
