@@ -40,3 +40,4 @@ pub use launcher::{
     Launcher, RunRequest, RunResult, RunStatus, Stream, WAYS_OUT, policy_hash, self_check,
 };
 pub use probe::ProbeOutcome;
+pub use sys::prepare_child;

@@ -1,0 +1,286 @@
+//! `cordon run`, `doctor` and `explain` end to end on the real kernel with the real bubblewrap.
+//! These tests fail (never skip) when bubblewrap is missing: `cargo xtask ci` installs it.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests fail by panicking
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+struct Jail {
+    home: tempfile::TempDir,
+    work: PathBuf,
+}
+
+impl Jail {
+    fn new() -> Jail {
+        assert!(
+            Path::new("/usr/bin/bwrap").exists(),
+            "bubblewrap is not installed at /usr/bin/bwrap: these tests need it (cargo xtask ci installs it)"
+        );
+        let home = tempfile::tempdir().unwrap();
+        let work = home.path().join("proj");
+        std::fs::create_dir_all(work.join(".git/hooks")).unwrap();
+        std::fs::write(work.join(".git/config"), "[core]\n").unwrap();
+        std::fs::create_dir_all(home.path().join(".ssh")).unwrap();
+        std::fs::write(home.path().join(".ssh/id_test"), "SENTINEL-PRIVATE-KEY").unwrap();
+        std::fs::write(home.path().join(".netrc"), "SENTINEL-NETRC").unwrap();
+        Jail { home, work }
+    }
+
+    fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_cordon"));
+        c.args(args)
+            .current_dir(&self.work)
+            .env_clear()
+            .env("HOME", self.home.path())
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .env("GITHUB_TOKEN", "SENTINEL-TOKEN")
+            .env("LD_PRELOAD", "/nonexistent.so")
+            .stdin(Stdio::null());
+        c
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.cmd(args).output().unwrap()
+    }
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+fn writes_the_workspace_and_cannot_read_credentials() {
+    let j = Jail::new();
+    let out = j.run(&[
+        "run",
+        "--",
+        "/bin/sh",
+        "-c",
+        "echo made > made.txt; cat $HOME/.ssh/id_test; cat $HOME/.netrc; ls $HOME/.ssh; echo done",
+    ]);
+    let stdout = text(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stdout {stdout} stderr {}",
+        text(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(j.work.join("made.txt")).unwrap(),
+        "made\n"
+    );
+    assert!(stdout.contains("done"), "{stdout}");
+    assert!(
+        !stdout.contains("SENTINEL"),
+        "a credential was readable: {stdout}"
+    );
+}
+
+#[test]
+fn cannot_write_outside_or_to_protected_paths() {
+    let j = Jail::new();
+    let outside = j.home.path().join("outside.txt");
+    let script = format!(
+        "echo x > {o}; echo x > .git/hooks/pre-commit; echo x >> .git/config; echo x > /tmp/t && echo tmp-ok",
+        o = outside.display()
+    );
+    let out = j.run(&["run", "--json", "--", "/bin/sh", "-c", &script]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(!outside.exists(), "wrote outside the workspace");
+    assert!(
+        !j.work.join(".git/hooks/pre-commit").exists(),
+        "planted a hook"
+    );
+    assert_eq!(
+        std::fs::read_to_string(j.work.join(".git/config")).unwrap(),
+        "[core]\n"
+    );
+    assert!(
+        v["stdout"]["text"].as_str().unwrap().contains("tmp-ok"),
+        "private /tmp is writable: {v}"
+    );
+    let kinds: Vec<&str> = v["violations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["kind"].as_str().unwrap())
+        .collect();
+    assert!(kinds.contains(&"write-denied"), "{v}");
+    assert_eq!(v["sandboxed"], true);
+    assert_eq!(v["backend"], "bubblewrap");
+}
+
+#[test]
+fn environment_is_rebuilt_and_explicit_values_apply_inside() {
+    let j = Jail::new();
+    let out = j.run(&[
+        "run",
+        "--json",
+        "--env",
+        "GREETING=hi there",
+        "--pass-env",
+        "GITHUB_TOKEN",
+        "--",
+        "/usr/bin/env",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let env = v["stdout"]["text"].as_str().unwrap();
+    assert!(env.contains("GREETING=hi there"), "{env}");
+    assert!(
+        !env.contains("SENTINEL-TOKEN"),
+        "a credential-shaped name was passed: {env}"
+    );
+    assert!(!env.contains("LD_PRELOAD"), "{env}");
+    let out = j.run(&["run", "--env", "LD_PRELOAD=/x.so", "--", "/bin/true"]);
+    assert_eq!(out.status.code(), Some(125));
+    assert!(
+        text(&out.stderr).contains("LD_PRELOAD"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn network_is_denied_and_host_processes_are_invisible() {
+    let j = Jail::new();
+    let out = j.run(&[
+        "run",
+        "--json",
+        "--",
+        "/bin/sh",
+        "-c",
+        "ls /proc | grep -c '^[0-9]'; python3 -c 'import socket; socket.socket()' 2>&1 | tail -1",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let text = v["stdout"]["text"].as_str().unwrap();
+    let pids: u32 = text.lines().next().unwrap().trim().parse().unwrap();
+    assert!(pids <= 4, "host processes visible: {pids}");
+    assert!(
+        text.contains("Operation not permitted") || text.contains("PermissionError"),
+        "{text}"
+    );
+}
+
+#[test]
+fn exit_codes_timeouts_and_signals() {
+    let j = Jail::new();
+    assert_eq!(
+        j.run(&["run", "--", "/bin/sh", "-c", "exit 7"])
+            .status
+            .code(),
+        Some(7)
+    );
+    let start = std::time::Instant::now();
+    let out = j.run(&[
+        "run",
+        "--timeout",
+        "1",
+        "--json",
+        "--",
+        "/bin/sh",
+        "-c",
+        "sleep 60 & sleep 60",
+    ]);
+    assert_eq!(out.status.code(), Some(124), "{}", text(&out.stdout));
+    assert!(start.elapsed().as_secs() < 30);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["status"], "timeout");
+    let out = j.run(&["run", "--", "/bin/sh", "-c", "kill -TERM $$"]);
+    assert_eq!(out.status.code(), Some(128 + 15));
+    let out = j.run(&["run", "--", "/nonexistent/program"]);
+    assert_eq!(out.status.code(), Some(127), "{}", text(&out.stderr));
+}
+
+#[test]
+fn output_is_capped_and_flagged() {
+    let j = Jail::new();
+    std::fs::write(
+        j.work.join(".cordon.toml"),
+        "[limits]\noutput_cap_bytes = 1000\n",
+    )
+    .unwrap();
+    let out = j.run(&[
+        "run",
+        "--json",
+        "--",
+        "/bin/sh",
+        "-c",
+        "head -c 100000 /dev/zero | tr '\\0' a",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["stdout"]["truncated"], true);
+    assert_eq!(v["stdout"]["bytes"], 100000);
+    assert_eq!(v["stdout"]["text"].as_str().unwrap().len(), 1000);
+}
+
+#[test]
+fn stdin_passes_through() {
+    let j = Jail::new();
+    let mut child = j
+        .cmd(&["run", "--", "/bin/cat"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"through the jail\n")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(text(&out.stdout), "through the jail\n");
+}
+
+#[test]
+fn bad_input_exits_125_and_runs_nothing() {
+    let j = Jail::new();
+    let marker = j.work.join("ran");
+    let script = format!("touch {}", marker.display());
+    for args in [
+        vec!["run", "--cwd", "/etc", "--", "/bin/sh", "-c", &script],
+        vec!["run", "--write", "/usr", "--", "/bin/sh", "-c", &script],
+        vec!["run", "--timeout", "0", "--", "/bin/sh", "-c", &script],
+        vec!["run", "--env", "NOEQUALS", "--", "/bin/sh", "-c", &script],
+    ] {
+        let out = j.run(&args);
+        assert_eq!(
+            out.status.code(),
+            Some(125),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+        assert!(!text(&out.stderr).is_empty());
+    }
+    assert!(!marker.exists(), "bad input ran the command");
+}
+
+#[test]
+fn explain_prints_one_argument_per_line_and_hides_explicit_values() {
+    let j = Jail::new();
+    let out = j.run(&["explain", "--env", "API=supersecret", "--", "/bin/true"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let lines: Vec<String> = text(&out.stdout).lines().map(str::to_owned).collect();
+    assert_eq!(lines[0], "/usr/bin/bwrap");
+    assert!(lines.contains(&"--unshare-net".to_owned()));
+    assert!(lines.contains(&"/bin/true".to_owned()));
+    assert!(!text(&out.stdout).contains("supersecret"));
+    assert!(!j.work.join(".cordon-probe").exists());
+}
+
+#[test]
+fn doctor_reports_enforcement_and_never_values() {
+    let j = Jail::new();
+    let out = j.run(&["doctor", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["enforcing"], true);
+    assert_eq!(v["backend"], "bubblewrap");
+    assert_eq!(v["seccomp_filter_version"], 1);
+    assert!(v["backends"][0]["version"].as_str().unwrap().contains('.'));
+    assert!(!text(&out.stdout).contains("SENTINEL"));
+    let plain = j.run(&["doctor"]);
+    assert!(text(&plain.stdout).contains("enforcing"));
+}

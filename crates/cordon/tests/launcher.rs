@@ -1,0 +1,233 @@
+//! The launcher's refusals, through its library API with the real stage (this package's binary):
+//! no trusted bubblewrap, an explicit `warn`, a bubblewrap that does not jail, and a backend that
+//! claims enforcement it does not deliver.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests fail by panicking
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::os::fd::OwnedFd;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use cordon_launch::supervise::Forward;
+use cordon_launch::{
+    Backend, BackendReport, BwrapBackend, LaunchError, Launcher, Prepared, ProbeOutcome,
+    RunRequest, RunStatus,
+};
+use cordon_policy::{
+    Invocation, Plan, Policy, PolicyBuilder, Profile, RealHost, Source, Unavailable,
+};
+
+struct Setup {
+    home: tempfile::TempDir,
+    work: PathBuf,
+}
+
+impl Setup {
+    fn new() -> Setup {
+        let home = tempfile::tempdir().unwrap();
+        let work = home.path().join("proj");
+        std::fs::create_dir_all(&work).unwrap();
+        Setup { home, work }
+    }
+
+    fn plan(&self, policy: &Policy) -> Plan {
+        let host = RealHost::new(Some(self.home.path().as_os_str().to_owned()));
+        Plan::resolve(policy, &Invocation::at(&self.work), &host).unwrap()
+    }
+
+    fn config(&self, candidates: &[&str]) -> cordon_launch::BwrapConfig {
+        let mut c = Launcher::default_config(
+            env!("CARGO_BIN_EXE_cordon").into(),
+            Some(self.home.path().as_os_str().to_owned()),
+            None,
+        );
+        c.candidates = candidates.iter().map(|s| (*s).to_owned()).collect();
+        c
+    }
+
+    fn marker(&self) -> (PathBuf, Vec<OsString>) {
+        let m = self.work.join("payload-ran");
+        (
+            m.clone(),
+            vec![
+                "/bin/sh".into(),
+                "-c".into(),
+                format!("touch {}", m.display()).into(),
+            ],
+        )
+    }
+}
+
+fn request<'a>(
+    plan: &'a Plan,
+    argv: &'a [OsString],
+    env: &'a [(OsString, OsString)],
+) -> RunRequest<'a> {
+    RunRequest {
+        plan,
+        argv,
+        host_env: env,
+        forward: Forward::No,
+        inherit_stdin: false,
+    }
+}
+
+#[test]
+fn no_trusted_bubblewrap_refuses_with_the_reason_and_the_ways_out() {
+    let s = Setup::new();
+    let launcher = Launcher::linux(s.config(&["/nonexistent/bwrap", "/tmp"]));
+    let plan = s.plan(&Policy::for_profile(Profile::Shell));
+    let (marker, argv) = s.marker();
+    let result = launcher.run(&request(&plan, &argv, &[])).unwrap();
+    assert_eq!(result.status, RunStatus::Refused);
+    assert_eq!(result.exit_code, 126);
+    let reason = result.refusal.unwrap();
+    assert!(
+        reason.contains("no trusted bubblewrap") && reason.contains("ways out"),
+        "{reason}"
+    );
+    assert!(!marker.exists(), "the payload ran without a jail");
+}
+
+#[test]
+fn warn_runs_unsandboxed_only_when_set_and_says_so() {
+    let s = Setup::new();
+    let launcher = Launcher::linux(s.config(&["/nonexistent/bwrap"]));
+    let mut b = PolicyBuilder::new(Profile::Shell);
+    b.set_unavailable(Unavailable::Warn, Source::Caller);
+    let plan = s.plan(&b.build());
+    let (marker, argv) = s.marker();
+    let result = launcher.run(&request(&plan, &argv, &[])).unwrap();
+    assert_eq!(result.status, RunStatus::Exited);
+    assert!(!result.sandboxed);
+    assert!(
+        result.warnings.iter().any(|w| w.contains("WITHOUT A JAIL")),
+        "{:?}",
+        result.warnings
+    );
+    assert!(marker.exists());
+}
+
+/// A root-owned directory that is not writable by others, for a fake bubblewrap that passes the
+/// location checks (tests run as root in CI).
+fn trusted_dir() -> PathBuf {
+    let dir =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("fake-bwrap-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    dir
+}
+
+#[test]
+fn a_bubblewrap_that_does_not_jail_fails_the_probe_and_nothing_runs() {
+    assert_eq!(
+        rustix::process::geteuid().as_raw(),
+        0,
+        "this test plants a root-owned fake bubblewrap and must run as root"
+    );
+    let s = Setup::new();
+    let dir = trusted_dir();
+    let fake = dir.join("bwrap");
+    // Describes itself like the real one, then runs the stage (the cordon binary) with no jail.
+    let script = format!(
+        "#!/bin/sh\ncase \"$1\" in --version|--help) exec /usr/bin/bwrap \"$@\";; esac\nshift 4\nexec {} \"$@\"\n",
+        env!("CARGO_BIN_EXE_cordon")
+    );
+    std::fs::write(&fake, script).unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let backend = BwrapBackend::discover(s.config(&[fake.to_str().unwrap()]));
+    let outcome = backend.probe();
+    assert!(!outcome.enforcing, "{outcome:?}");
+    assert!(outcome.detail.contains("outside"), "{}", outcome.detail);
+    let launcher = Launcher::new(vec![Box::new(backend)]);
+    let plan = s.plan(&Policy::for_profile(Profile::Shell));
+    let (marker, argv) = s.marker();
+    let result = launcher.run(&request(&plan, &argv, &[])).unwrap();
+    assert_eq!(result.status, RunStatus::Refused);
+    assert!(!marker.exists());
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// Claims enforcement, then runs the stage with no jail at all.
+struct Liar;
+
+impl Backend for Liar {
+    fn name(&self) -> &'static str {
+        "liar"
+    }
+    fn probe(&self) -> ProbeOutcome {
+        ProbeOutcome {
+            enforcing: true,
+            backend: "liar".into(),
+            detail: "trust me".into(),
+            source: "probe".into(),
+        }
+    }
+    fn prepare(
+        &self,
+        plan: &Plan,
+        env: &BTreeMap<OsString, OsString>,
+        stage_argv: &[OsString],
+        status: Option<OwnedFd>,
+    ) -> Result<Prepared, LaunchError> {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_cordon"));
+        command
+            .args(stage_argv)
+            .env_clear()
+            .envs(env)
+            .current_dir(&plan.cwd);
+        let hold: Vec<OwnedFd> = status.into_iter().collect();
+        let keep: Vec<i32> = hold.iter().map(std::os::fd::AsRawFd::as_raw_fd).collect();
+        cordon_launch::prepare_child(&mut command, &plan.limits, &keep);
+        Ok(Prepared {
+            command,
+            hold,
+            shown: Vec::new(),
+        })
+    }
+    fn report(&self) -> BackendReport {
+        BackendReport {
+            name: "liar",
+            binary: None,
+            version: None,
+            features: Vec::new(),
+            degradations: Vec::new(),
+            unusable: None,
+        }
+    }
+}
+
+#[test]
+fn the_in_jail_self_check_stops_a_backend_that_claims_too_much() {
+    let s = Setup::new();
+    std::fs::create_dir_all(s.home.path().join(".ssh")).unwrap();
+    std::fs::write(s.home.path().join(".ssh/id"), "SENTINEL").unwrap();
+    let launcher = Launcher::new(vec![Box::new(Liar)]);
+    let plan = s.plan(&Policy::for_profile(Profile::Shell));
+    let (marker, argv) = s.marker();
+    let result = launcher.run(&request(&plan, &argv, &[])).unwrap();
+    assert_eq!(result.status, RunStatus::Refused, "{result:?}");
+    assert_eq!(result.exit_code, 126);
+    assert!(
+        result.refusal.as_deref().unwrap().contains("self-check"),
+        "{:?}",
+        result.refusal
+    );
+    assert!(
+        !marker.exists(),
+        "the payload ran although the self-check failed"
+    );
+    let leftovers: Vec<_> = std::fs::read_dir(s.home.path())
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with(".cordon-selfcheck")
+        })
+        .collect();
+    assert!(leftovers.is_empty(), "self-check file left on the host");
+}
