@@ -53,7 +53,7 @@ pub const STEPS: &[Step] = &[
 
 /// What every step gets: where the workspace is and how to call cargo.
 pub struct Ctx {
-    root: PathBuf,
+    pub root: PathBuf,
     cargo: OsString,
     /// `CI=true` unless the caller already set `CI`: tests such as insta's snapshot checks
     /// behave as in CI (fail instead of writing new snapshots).

@@ -9,6 +9,9 @@ pub enum Error {
     #[error(transparent)]
     Command(#[from] CmdError),
 
+    #[error("bench: {0}")]
+    Bench(String),
+
     #[error(
         "bubblewrap is not installed ({path} is missing) and this is not root, so it cannot be \
          installed from here; install it (`sudo apt-get install bubblewrap`, or your \

@@ -4,6 +4,7 @@
 //! does: `.ci/run` is `cargo xtask ci`. Each task is a subcommand below; `ci` is a list of
 //! steps in `ci.rs`.
 
+mod bench;
 mod ci;
 mod cmd;
 mod error;
@@ -31,6 +32,15 @@ struct Cli {
 enum Task {
     /// Run every check CI runs, step by step (see --list), stopping at the first failure.
     Ci(CiArgs),
+    /// Time `cordon run -- /bin/true` against plain bubblewrap with the same isolation (medians).
+    Bench(BenchArgs),
+}
+
+#[derive(Debug, Args)]
+struct BenchArgs {
+    /// Samples per command.
+    #[arg(long, default_value_t = 200)]
+    runs: usize,
 }
 
 #[derive(Debug, Args)]
@@ -57,6 +67,13 @@ fn main() -> ExitCode {
             }
             ExitCode::SUCCESS
         }
+        Task::Bench(args) => match bench::run(&ci::Ctx::from_env().root, args.runs) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("\nerror: {e}");
+                ExitCode::FAILURE
+            }
+        },
         Task::Ci(args) => match ci::run(&ci::Ctx::from_env(), &args.steps) {
             Ok(()) => ExitCode::SUCCESS,
             Err(failed) => {
