@@ -284,3 +284,42 @@ fn doctor_reports_enforcement_and_never_values() {
     let plain = j.run(&["doctor"]);
     assert!(text(&plain.stdout).contains("enforcing"));
 }
+
+#[test]
+fn resource_limits_apply_and_inherited_descriptors_are_closed() {
+    let j = Jail::new();
+    std::fs::write(
+        j.work.join(".cordon.toml"),
+        "[limits]\nopen_files = 200\nfile_size_bytes = 4096\n",
+    )
+    .unwrap();
+    let secret = j.home.path().join("inherited.txt");
+    std::fs::write(&secret, "SENTINEL-INHERITED").unwrap();
+    // The caller holds descriptor 9 open on a file; the jail must not inherit it.
+    let script = format!(
+        "exec 9<{}; exec {} run --json -- /bin/sh -c 'ulimit -n; ls /proc/self/fd | tr \"\\n\" \" \"; echo; cat <&9; head -c 10000 /dev/zero > big; wc -c < big'",
+        secret.display(),
+        env!("CARGO_BIN_EXE_cordon")
+    );
+    let out = Command::new("/bin/sh")
+        .arg("-c")
+        .arg(&script)
+        .current_dir(&j.work)
+        .env_clear()
+        .env("HOME", j.home.path())
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .unwrap();
+    let v: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", text(&out.stderr)));
+    let stdout = v["stdout"]["text"].as_str().unwrap();
+    let mut lines = stdout.lines();
+    assert_eq!(lines.next(), Some("200"), "{stdout}");
+    let fds: Vec<&str> = lines.next().unwrap().split_whitespace().collect();
+    assert!(
+        fds.iter().all(|fd| ["0", "1", "2", "3"].contains(fd)),
+        "unexpected descriptors inside: {fds:?}"
+    );
+    assert!(!stdout.contains("SENTINEL-INHERITED"), "{stdout}");
+    assert_eq!(lines.next(), Some("4096"), "file size limit: {stdout}");
+}
