@@ -126,6 +126,12 @@ pub struct Rule {
 impl Rule {
     /// True when `name` matches this rule.
     pub fn matches(&self, name: &str) -> bool {
+        self.matches_with_upper(name, &name.to_ascii_uppercase())
+    }
+
+    /// [`Rule::matches`] with `name` already upper-cased once, so scanning every rule of the
+    /// table for one name allocates once instead of once per rule.
+    fn matches_with_upper(&self, name: &str, upper: &str) -> bool {
         if self.case_sensitive {
             match self.pattern {
                 Pattern::Name(t) => name == t,
@@ -135,7 +141,6 @@ impl Rule {
                 Pattern::Word(t) => words(name).any(|w| w == t),
             }
         } else {
-            let upper = name.to_ascii_uppercase();
             match self.pattern {
                 Pattern::Name(t) => upper == t,
                 Pattern::Prefix(t) => upper.starts_with(t),
@@ -190,7 +195,10 @@ const CREDENTIAL_EXEMPT: &[&str] = &["PWD", "OLDPWD"];
 /// The rule that decides `name`'s class, or `None` for an ordinary name (one that `pass` may
 /// request).
 pub fn matching_rule(name: &str) -> Option<&'static Rule> {
-    RULES.iter().find(|rule| rule.matches(name))
+    let upper = name.to_ascii_uppercase();
+    RULES
+        .iter()
+        .find(|rule| rule.matches_with_upper(name, &upper))
 }
 
 /// The class of `name`, or `None` for an ordinary name that `pass` may request.
@@ -225,11 +233,12 @@ pub fn classify(name: &str) -> Option<NameClass> {
 /// assert!(!reads_as_credential("PWD"));
 /// ```
 pub fn reads_as_credential(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
     !CREDENTIAL_EXEMPT.contains(&name)
         && RULES
             .iter()
             .filter(|rule| rule.class == NameClass::Credential)
-            .any(|rule| rule.matches(name))
+            .any(|rule| rule.matches_with_upper(name, &upper))
 }
 
 #[cfg(test)]
