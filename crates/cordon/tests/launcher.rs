@@ -111,11 +111,11 @@ fn warn_runs_unsandboxed_only_when_set_and_says_so() {
     assert!(marker.exists());
 }
 
-/// A root-owned directory that is not writable by others, for a fake bubblewrap that passes the
-/// location checks (tests run as root in CI).
+/// A root-owned directory that is not writable by others, with no such ancestor either (the
+/// checkout may live under `/tmp`), for a fake bubblewrap that passes the location checks (tests
+/// run as root in CI).
 fn trusted_dir() -> PathBuf {
-    let dir =
-        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("fake-bwrap-{}", std::process::id()));
+    let dir = Path::new("/var/lib").join(format!("cordon-test-fake-bwrap-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
     dir
