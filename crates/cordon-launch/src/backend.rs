@@ -261,6 +261,14 @@ impl Backend for BwrapBackend {
             what: "bubblewrap".into(),
             source: std::io::Error::other(why.clone()),
         })?;
+        let stage = std::fs::canonicalize(&self.config.stage_binary)
+            .unwrap_or_else(|_| self.config.stage_binary.clone());
+        if let Some(root) = plan.writable.iter().find(|r| stage.starts_with(r)) {
+            return Err(LaunchError::StageWritable {
+                stage: stage.display().to_string(),
+                root: root.display().to_string(),
+            });
+        }
         let compiled = filter(plan.network == cordon_policy::Network::Denied)?;
         let seccomp_fd = sys::memfd_with("cordon-seccomp", compiled.bytes())
             .map_err(LaunchError::io("creating the seccomp descriptor"))?;

@@ -14,6 +14,17 @@ pub enum LaunchError {
     /// The seccomp filter could not be built.
     #[error(transparent)]
     Seccomp(#[from] cordon_seccomp::SeccompError),
+    /// The stage binary (cordon itself) lies inside a writable root: the jailed command could
+    /// replace the program that checks the next jail.
+    #[error(
+        "cordon's own binary {stage} lies inside the writable root {root}: a jailed command could replace it; install cordon outside the workspace"
+    )]
+    StageWritable {
+        /// The stage binary.
+        stage: String,
+        /// The writable root it lies in.
+        root: String,
+    },
     /// The command line was empty.
     #[error("no command given: nothing to run")]
     EmptyCommand,

@@ -210,7 +210,13 @@ impl Launcher {
             sys::pipe().map_err(LaunchError::io("creating the status pipe"))?;
         let check = self_check(req.plan, sys::raw(&status_write));
         let stage_argv = stage::check_args(&check, req.argv);
-        let prepared = backend.prepare(req.plan, &env.vars, &stage_argv, Some(status_write))?;
+        let prepared = match backend.prepare(req.plan, &env.vars, &stage_argv, Some(status_write)) {
+            Ok(p) => p,
+            Err(e @ LaunchError::StageWritable { .. }) => {
+                return Ok(refused(e.to_string(), policy_hash, env_dropped));
+            }
+            Err(e) => return Err(e),
+        };
         let supervised = supervise::supervise(
             prepared.command,
             Supervision {

@@ -323,3 +323,17 @@ fn resource_limits_apply_and_inherited_descriptors_are_closed() {
     assert!(!stdout.contains("SENTINEL-INHERITED"), "{stdout}");
     assert_eq!(lines.next(), Some("4096"), "file size limit: {stdout}");
 }
+
+#[test]
+fn a_workspace_that_contains_cordon_itself_is_refused() {
+    let j = Jail::new();
+    let exe = std::fs::canonicalize(env!("CARGO_BIN_EXE_cordon")).unwrap();
+    let dir = exe.parent().unwrap();
+    let out = j.run(&["run", "--write", dir.to_str().unwrap(), "--", "/bin/true"]);
+    assert_eq!(out.status.code(), Some(126), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("could replace it"),
+        "{}",
+        text(&out.stderr)
+    );
+}
