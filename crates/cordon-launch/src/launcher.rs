@@ -268,9 +268,18 @@ impl Launcher {
             true,
             policy_hash,
             env_dropped,
-            Vec::new(),
+            requested_but_dropped(&env),
         ))
     }
+}
+
+/// A warning for each `pass` name that was asked for and not passed: the caller expected it.
+fn requested_but_dropped(env: &ChildEnv) -> Vec<String> {
+    env.dropped
+        .iter()
+        .filter(|d| d.requested)
+        .map(|d| format!("pass-env {} was not passed: {}", d.name, d.reason))
+        .collect()
 }
 
 /// The policy hash with the seccomp filter version folded in.
