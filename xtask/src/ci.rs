@@ -45,6 +45,11 @@ pub const STEPS: &[Step] = &[
         run: test,
     },
     Step {
+        name: "escape-suite",
+        about: "cargo xtask escape-suite in every column, then --mutants (docs/escape-matrix.md)",
+        run: escape_suite,
+    },
+    Step {
         name: "deny",
         about: "cargo deny check licenses bans sources (deny.toml)",
         run: deny,
@@ -221,6 +226,20 @@ fn test(ctx: &Ctx) -> Result<(), Error> {
     } else {
         Err(Error::Tests(failures))
     }
+}
+
+/// Real attacks through the real launcher in every column, then the weakened launchers.
+fn escape_suite(ctx: &Ctx) -> Result<(), Error> {
+    let matrix = crate::escape::Options {
+        jobs: crate::escape::DEFAULT_JOBS,
+        ..crate::escape::Options::default()
+    };
+    crate::escape::run(ctx.root(), &matrix)?;
+    let mutants = crate::escape::Options {
+        mutants: true,
+        ..matrix
+    };
+    crate::escape::run(ctx.root(), &mutants)
 }
 
 fn deny(ctx: &Ctx) -> Result<(), Error> {

@@ -12,6 +12,9 @@ pub enum Error {
     #[error("bench: {0}")]
     Bench(String),
 
+    #[error("escape-suite: {0}")]
+    Escape(String),
+
     #[error(
         "bubblewrap is not installed ({path} is missing) and this is not root, so it cannot be \
          installed from here; install it (`sudo apt-get install bubblewrap`, or your \

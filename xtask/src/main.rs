@@ -8,6 +8,7 @@ mod bench;
 mod ci;
 mod cmd;
 mod error;
+mod escape;
 mod setup;
 mod workspace;
 
@@ -34,6 +35,33 @@ enum Task {
     Ci(CiArgs),
     /// Time `cordon run -- /bin/true` against plain bubblewrap with the same isolation (medians).
     Bench(BenchArgs),
+    /// Run real attacks through `cordon run` in every column; `--mutants` proves the suite can fail.
+    EscapeSuite(EscapeArgs),
+}
+
+#[derive(Debug, Args)]
+struct EscapeArgs {
+    /// Also write the results as JSON to this file.
+    #[arg(long, value_name = "FILE")]
+    json: Option<std::path::PathBuf>,
+    /// Run the cases against deliberately weakened launchers; fail unless each is caught.
+    #[arg(long)]
+    mutants: bool,
+    /// Only these columns (root/host, root/minimal, user/host, user/minimal); default: all.
+    #[arg(long, value_delimiter = ',')]
+    columns: Vec<String>,
+    /// Only the cases whose id starts with one of these prefixes.
+    #[arg(long, value_delimiter = ',')]
+    only: Vec<String>,
+    /// Cases run in parallel (most of a case is waiting on the kernel, not computing).
+    #[arg(long, default_value_t = escape::DEFAULT_JOBS)]
+    jobs: usize,
+    /// Keep the case directories (under /var/lib/cordon-escape when root).
+    #[arg(long)]
+    keep: bool,
+    /// With --mutants: only these weakenings.
+    #[arg(long, value_delimiter = ',')]
+    mutant: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -74,6 +102,24 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
+        Task::EscapeSuite(args) => {
+            let opts = escape::Options {
+                json: args.json,
+                mutants: args.mutants,
+                columns: args.columns,
+                only: args.only,
+                jobs: args.jobs,
+                keep: args.keep,
+                mutant: args.mutant,
+            };
+            match escape::run(&ci::Ctx::from_env().root, &opts) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("\nerror: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
         Task::Ci(args) => match ci::run(&ci::Ctx::from_env(), &args.steps) {
             Ok(()) => ExitCode::SUCCESS,
             Err(failed) => {

@@ -101,6 +101,11 @@ struct Found {
 impl BwrapBackend {
     /// Locates bubblewrap and learns its features (from the cache file when its key matches).
     pub fn discover(config: BwrapConfig) -> BwrapBackend {
+        #[cfg(all(feature = "mutants", debug_assertions))]
+        let config = BwrapConfig {
+            candidates: crate::mutant::bwrap_candidates(&config.candidates),
+            ..config
+        };
         let candidates: Vec<&str> = config.candidates.iter().map(String::as_str).collect();
         let found = match locate::find_bwrap(&candidates) {
             Err(rejected) => Err(format!(
@@ -210,6 +215,10 @@ impl Backend for BwrapBackend {
     }
 
     fn probe(&self) -> ProbeOutcome {
+        #[cfg(all(feature = "mutants", debug_assertions))]
+        if let Some(o) = crate::mutant::probe_outcome() {
+            return o;
+        }
         self.outcome
             .get_or_init(|| {
                 let found = match &self.found {
@@ -283,7 +292,14 @@ impl Backend for BwrapBackend {
             argv: stage_argv,
         };
         let built = cordon_bwrap::build(&request)?;
-        let bytes = built.to_nul_separated()?;
+        // Refuses an argument that holds a NUL byte; the bytes come from the steps below.
+        built.to_nul_separated()?;
+        let steps = crate::guard::proc_sys_read_only(built.steps());
+        #[cfg(all(feature = "mutants", debug_assertions))]
+        let mutant = crate::mutant::active()?;
+        #[cfg(all(feature = "mutants", debug_assertions))]
+        let steps = mutant.map_or(steps.clone(), |m| crate::mutant::options(m, &steps));
+        let bytes = crate::guard::nul_separated(&steps);
         let args_fd = sys::memfd_with("cordon-bwrap-args", &bytes)
             .map_err(LaunchError::io("creating the arguments descriptor"))?;
         let mut command = Command::new(&found.path);
@@ -293,9 +309,17 @@ impl Backend for BwrapBackend {
         let mut hold = vec![seccomp_fd, args_fd];
         hold.extend(status);
         let keep: Vec<i32> = hold.iter().map(sys::raw).collect();
+        #[cfg(all(feature = "mutants", debug_assertions))]
+        let keep = [
+            keep,
+            mutant.map(crate::mutant::kept_fds).unwrap_or_default(),
+        ]
+        .concat();
         sys::prepare_child(&mut command, &plan.limits, &keep);
         let mut shown: Vec<OsString> = vec![found.path.clone().into_os_string()];
-        shown.extend(built.to_list());
+        shown.extend(steps.concat());
+        shown.push("--".into());
+        shown.extend(built.command().iter().cloned());
         Ok(Prepared {
             command,
             hold,

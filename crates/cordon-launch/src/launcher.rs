@@ -172,6 +172,8 @@ impl Launcher {
             what: "explain".into(),
             source: std::io::Error::other("no backend on this platform"),
         })?;
+        let (guarded, _guard) = crate::guard::apply(plan, false);
+        let plan = &guarded;
         let check = self_check(plan, -1);
         let prepared = backend.prepare(plan, &env.vars, &stage::check_args(&check, argv), None)?;
         Ok(prepared.shown)
@@ -182,6 +184,22 @@ impl Launcher {
         if req.argv.is_empty() {
             return Err(LaunchError::EmptyCommand);
         }
+        // Close what a read-only bind of each protected path leaves open (guard.rs); placeholders
+        // it creates on the host are removed when `_guard` drops at the end of the run.
+        let (guarded, _guard) = crate::guard::apply(req.plan, true);
+        let req = &RunRequest {
+            plan: &guarded,
+            ..*req
+        };
+        #[cfg(all(feature = "mutants", debug_assertions))]
+        let (mutant, mutated) = crate::mutant::active()?.map_or((None, None), |m| {
+            (Some(m), Some(crate::mutant::plan(m, req.plan)))
+        });
+        #[cfg(all(feature = "mutants", debug_assertions))]
+        let req = &RunRequest {
+            plan: mutated.as_ref().unwrap_or(req.plan),
+            ..*req
+        };
         let env = ChildEnv::build(req.host_env.iter().cloned(), &req.plan.env)?;
         let env_dropped = env
             .dropped_counts()
@@ -209,6 +227,19 @@ impl Launcher {
         let (status_read, status_write) =
             sys::pipe().map_err(LaunchError::io("creating the status pipe"))?;
         let check = self_check(req.plan, sys::raw(&status_write));
+        let timeout = req.plan.limits.timeout_secs.map(Duration::from_secs);
+        #[cfg(all(feature = "mutants", debug_assertions))]
+        let (check, env, timeout) = match mutant {
+            Some(m) => (
+                crate::mutant::self_check(m, check.status_fd),
+                ChildEnv {
+                    vars: crate::mutant::env(m, &env.vars, req.host_env),
+                    ..env
+                },
+                crate::mutant::timeout(m, timeout),
+            ),
+            None => (check, env, timeout),
+        };
         let stage_argv = stage::check_args(&check, req.argv);
         let prepared = match backend.prepare(req.plan, &env.vars, &stage_argv, Some(status_write)) {
             Ok(p) => p,
@@ -217,10 +248,20 @@ impl Launcher {
             }
             Err(e) => return Err(e),
         };
+        let mut prepared = prepared;
+        // Root is exempt from RLIMIT_NPROC: a pids control group bounds its jail (pids.rs).
+        let (_pids, pids_warning) =
+            match crate::pids::confine(&mut prepared.command, req.plan.limits.processes) {
+                Ok(group) => (group, None),
+                Err(why) => (
+                    None,
+                    Some(format!("the process limit is not enforced for root: {why}")),
+                ),
+            };
         let supervised = supervise::supervise(
             prepared.command,
             Supervision {
-                timeout: req.plan.limits.timeout_secs.map(Duration::from_secs),
+                timeout,
                 output_cap: req.plan.limits.output_cap_bytes,
                 forward: req.forward,
                 status: Some(status_read),
@@ -268,7 +309,10 @@ impl Launcher {
             true,
             policy_hash,
             env_dropped,
-            requested_but_dropped(&env),
+            requested_but_dropped(&env)
+                .into_iter()
+                .chain(pids_warning)
+                .collect(),
         ))
     }
 }

@@ -26,9 +26,14 @@
 mod backend;
 mod error;
 pub mod exit_codes;
+mod guard;
 mod launcher;
 pub mod locate;
+#[cfg(all(feature = "mutants", debug_assertions))]
+mod mutant;
+mod pids;
 pub mod probe;
+pub mod seatbelt;
 pub mod stage;
 pub mod supervise;
 mod sys;
@@ -40,4 +45,5 @@ pub use launcher::{
     Launcher, RunRequest, RunResult, RunStatus, Stream, WAYS_OUT, policy_hash, self_check,
 };
 pub use probe::ProbeOutcome;
+pub use seatbelt::{SeatbeltBackend, SeatbeltConfig};
 pub use sys::prepare_child;

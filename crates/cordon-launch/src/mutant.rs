@@ -161,8 +161,8 @@ pub(crate) fn timeout(
     }
 }
 
-/// bubblewrap's option steps with the weakening applied, as the bytes of the `--args` descriptor.
-pub(crate) fn options(mutant: Mutant, steps: &[Vec<OsString>]) -> Vec<u8> {
+/// bubblewrap's option steps with the weakening applied.
+pub(crate) fn options(mutant: Mutant, steps: &[Vec<OsString>]) -> Vec<Vec<OsString>> {
     let mut out: Vec<Vec<OsString>> = Vec::with_capacity(steps.len());
     for step in steps {
         let words: Vec<&str> = step.iter().map(|w| w.to_str().unwrap_or("")).collect();
@@ -179,12 +179,7 @@ pub(crate) fn options(mutant: Mutant, steps: &[Vec<OsString>]) -> Vec<u8> {
             _ => out.push(step.clone()),
         }
     }
-    let mut bytes = Vec::new();
-    for word in out.iter().flatten() {
-        bytes.extend_from_slice(word.as_encoded_bytes());
-        bytes.push(0);
-    }
-    bytes
+    out
 }
 
 /// Under `keep-fds`: every descriptor this process inherited (open without close-on-exec; the

@@ -178,7 +178,12 @@ fn check_then_exec(args: &[OsString]) -> i32 {
     {
         return fail(status, &reason);
     }
-    if crate::sys::cloexec_all_but_stdio().is_err() {
+    // The `keep-fds` mutant (never in a default or release build) keeps inherited descriptors.
+    #[cfg(all(feature = "mutants", debug_assertions))]
+    let keep_fds = masked == Path::new(crate::mutant::KEEP_FDS_MARK);
+    #[cfg(not(all(feature = "mutants", debug_assertions)))]
+    let keep_fds = false;
+    if !keep_fds && crate::sys::cloexec_all_but_stdio().is_err() {
         return fail(status, "cannot close inherited descriptors");
     }
     report(status, "ok\n");

@@ -137,3 +137,22 @@ pub fn cloexec_all_but_stdio() -> std::io::Result<()> {
 pub fn raw(fd: &OwnedFd) -> RawFd {
     fd.as_raw_fd()
 }
+
+/// Makes the spawned process write `0` to `procs` (an open `cgroup.procs`) before it executes,
+/// which moves it, and so everything it starts, into that control group.
+pub fn join_cgroup_before_exec(command: &mut Command, procs: OwnedFd) {
+    let fd = procs.as_raw_fd();
+    // The descriptor must stay open until the fork; the closure owns it from here on.
+    let procs = std::sync::Arc::new(procs);
+    // SAFETY: the closure runs between fork and exec in the child and only calls write(2) on a
+    // descriptor opened before the fork; it allocates nothing and takes no locks.
+    unsafe {
+        command.pre_exec(move || {
+            let _keep = &procs;
+            if libc::write(fd, b"0".as_ptr().cast(), 1) != 1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use clap::builder::TypedValueParser;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// Run commands in a kernel-enforced jail, and refuse when the jail is not proven to hold.
@@ -20,13 +21,16 @@ pub enum Command {
     Run(RunArgs),
     /// Report the backend, its probe, the filter version, user namespaces, limits and counts.
     Doctor(DoctorArgs),
-    /// Print the bubblewrap argument list `run` would use, one per line; run nothing.
+    /// Print what `run` would use (bubblewrap's arguments, or the Seatbelt profile and
+    /// sandbox-exec's arguments with `--platform macos`); run nothing.
     Explain(ExplainArgs),
     /// Show the effective policy.
     #[command(subcommand)]
     Policy(PolicyCommand),
     /// Run named checks over a configuration; exits 1 when one fails.
     Audit(AuditArgs),
+    /// Print the floor's verdict on a command; exits 126 when the floor refuses it.
+    Check(CheckArgs),
 }
 
 /// `cordon policy …`.
@@ -36,48 +40,49 @@ pub enum PolicyCommand {
     Show(ShowArgs),
 }
 
-/// The profile names, as accepted on the command line.
-#[derive(Debug, Clone, Copy, ValueEnum)]
-#[allow(missing_docs)]
-pub enum ProfileArg {
-    Shell,
-    RepositoryHook,
-    LanguageServer,
-    StaticAnalyzer,
-    QualityGate,
-    DocumentParser,
-    McpStdio,
-    GitWorktree,
+/// Parses a profile name with the policy crate's own table, so the two can never disagree.
+fn parse_profile(name: &str) -> Result<cordon_policy::Profile, String> {
+    cordon_policy::Profile::from_name(name).map_err(|e| e.to_string())
 }
 
-impl From<ProfileArg> for cordon_policy::Profile {
-    fn from(p: ProfileArg) -> Self {
-        use cordon_policy::Profile as P;
-        match p {
-            ProfileArg::Shell => P::Shell,
-            ProfileArg::RepositoryHook => P::RepositoryHook,
-            ProfileArg::LanguageServer => P::LanguageServer,
-            ProfileArg::StaticAnalyzer => P::StaticAnalyzer,
-            ProfileArg::QualityGate => P::QualityGate,
-            ProfileArg::DocumentParser => P::DocumentParser,
-            ProfileArg::McpStdio => P::McpStdio,
-            ProfileArg::GitWorktree => P::GitWorktree,
-        }
-    }
+/// The profile names, for `--help`.
+fn profile_names() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(
+        cordon_policy::Profile::ALL.map(cordon_policy::Profile::name),
+    )
 }
 
 /// Options of `cordon policy show`.
 #[derive(Debug, Args)]
 pub struct ShowArgs {
     /// Profile (default: the global file's, else `shell`).
-    #[arg(long, value_enum)]
-    pub profile: Option<ProfileArg>,
+    #[arg(long, value_parser = profile_names().try_map(|n: String| parse_profile(&n)))]
+    pub profile: Option<cordon_policy::Profile>,
     /// Working directory and workspace (default: the current directory).
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
     /// Print one JSON object (schema in docs/cli.md).
     #[arg(long)]
     pub json: bool,
+}
+
+/// Options of `cordon check`.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Judge this shell command line (what a harness would pass to `bash -c`).
+    #[arg(
+        long,
+        value_name = "COMMAND",
+        conflicts_with = "command",
+        required_unless_present = "command"
+    )]
+    pub shell: Option<String>,
+    /// Print one JSON object (schema in docs/cli.md).
+    #[arg(long)]
+    pub json: bool,
+    /// The program and its arguments, as `run` would get them.
+    #[arg(last = true, value_name = "PROGRAM")]
+    pub command: Vec<std::ffi::OsString>,
 }
 
 /// Options of `cordon audit`.
@@ -105,8 +110,8 @@ pub enum NetworkArg {
 #[derive(Debug, Args)]
 pub struct RunOptions {
     /// Profile (default: the global file's, else `shell`).
-    #[arg(long, value_enum)]
-    pub profile: Option<ProfileArg>,
+    #[arg(long, value_parser = profile_names().try_map(|n: String| parse_profile(&n)))]
+    pub profile: Option<cordon_policy::Profile>,
     /// Working directory and workspace (default: the current directory).
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
@@ -146,13 +151,24 @@ pub struct RunArgs {
 pub enum PlatformArg {
     /// bubblewrap arguments.
     Linux,
+    /// The Seatbelt profile and the sandbox-exec arguments (printed on any OS).
+    Macos,
+}
+
+impl PlatformArg {
+    /// The platform cordon runs on, as `--platform` spells it: the default of `explain`.
+    pub const NATIVE: &'static str = if cfg!(target_os = "macos") {
+        "macos"
+    } else {
+        "linux"
+    };
 }
 
 /// Options of `cordon explain`.
 #[derive(Debug, Args)]
 pub struct ExplainArgs {
     /// Which platform's artifact to print.
-    #[arg(long, value_enum, default_value = "linux")]
+    #[arg(long, value_enum, default_value = PlatformArg::NATIVE)]
     pub platform: PlatformArg,
     /// What would run, and how.
     #[command(flatten)]
@@ -163,8 +179,8 @@ pub struct ExplainArgs {
 #[derive(Debug, Args)]
 pub struct DoctorArgs {
     /// Profile whose limits and counts are reported (default: the global file's, else `shell`).
-    #[arg(long, value_enum)]
-    pub profile: Option<ProfileArg>,
+    #[arg(long, value_parser = profile_names().try_map(|n: String| parse_profile(&n)))]
+    pub profile: Option<cordon_policy::Profile>,
     /// Print one JSON object (schema in docs/cli.md).
     #[arg(long)]
     pub json: bool,

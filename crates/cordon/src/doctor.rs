@@ -42,7 +42,7 @@ struct Counts {
 pub fn run(args: &DoctorArgs, out: &mut dyn Write) -> Result<bool, CliError> {
     let ctx = Context::from_process(None)?;
     let overrides = Overrides {
-        profile: args.profile.map(Into::into),
+        profile: args.profile,
         ..Overrides::default()
     };
     let effective = ctx.effective(&overrides)?;

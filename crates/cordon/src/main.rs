@@ -2,6 +2,7 @@
 //! prints the result, and maps outcomes to the exit codes of docs/cli.md.
 
 mod audit;
+mod check;
 mod cli;
 mod context;
 mod doctor;
@@ -46,6 +47,7 @@ fn main() -> ExitCode {
         Command::Audit(args) => {
             audit::run(args, &mut out).map(|ok| if ok { 0 } else { exit::AUDIT_FAILED })
         }
+        Command::Check(args) => check::run(args, &mut out),
     };
     let _ = out.flush();
     match result {

@@ -39,7 +39,7 @@ struct Report<'a> {
 pub fn run(args: &ShowArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let ctx = Context::from_process(args.cwd.as_deref())?;
     let overrides = Overrides {
-        profile: args.profile.map(Into::into),
+        profile: args.profile,
         ..Overrides::default()
     };
     let effective = ctx.effective(&overrides)?;

@@ -2,13 +2,14 @@
 
 use std::ffi::OsString;
 use std::io::Write;
+use std::path::PathBuf;
 
 use cordon_launch::supervise::Forward;
-use cordon_launch::{Launcher, RunRequest, RunStatus};
+use cordon_launch::{Launcher, RunRequest, RunStatus, SeatbeltBackend, SeatbeltConfig};
 use cordon_policy::config::Overrides;
 use cordon_policy::{Network, Plan, PolicyError};
 
-use crate::cli::{ExplainArgs, NetworkArg, RunArgs, RunOptions};
+use crate::cli::{ExplainArgs, NetworkArg, PlatformArg, RunArgs, RunOptions};
 use crate::context::Context;
 use crate::error::CliError;
 
@@ -16,7 +17,7 @@ use crate::error::CliError;
 pub fn plan_for(options: &RunOptions) -> Result<(Context, Plan), CliError> {
     let ctx = Context::from_process(options.cwd.as_deref())?;
     let mut overrides = Overrides {
-        profile: options.profile.map(Into::into),
+        profile: options.profile,
         network: options.network.map(|n| match n {
             NetworkArg::Deny => Network::Denied,
             NetworkArg::Allow => Network::Allowed,
@@ -47,13 +48,27 @@ pub fn plan_for(options: &RunOptions) -> Result<(Context, Plan), CliError> {
 
 fn launcher(ctx: &Context) -> Result<Launcher, CliError> {
     let exe = std::env::current_exe().map_err(CliError::CurrentDir)?;
-    let config =
-        Launcher::default_config(exe, ctx.home.clone(), std::env::var_os("XDG_CACHE_HOME"));
-    Ok(Launcher::linux(config))
+    let xdg_cache_home = std::env::var_os("XDG_CACHE_HOME");
+    if SeatbeltBackend::is_platform_backend() {
+        let config = SeatbeltConfig::new(exe, ctx.home.clone(), xdg_cache_home);
+        return Ok(cordon_launch::seatbelt::launcher(config));
+    }
+    Ok(linux_launcher(ctx, exe, xdg_cache_home))
+}
+
+fn linux_launcher(ctx: &Context, exe: PathBuf, xdg_cache_home: Option<OsString>) -> Launcher {
+    Launcher::linux(Launcher::default_config(
+        exe,
+        ctx.home.clone(),
+        xdg_cache_home,
+    ))
 }
 
 /// Runs `cordon run`; returns the exit code.
 pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<u8, CliError> {
+    if let Some(code) = crate::check::gate_run(&args.options.command, args.json, out)? {
+        return Ok(code);
+    }
     let (ctx, plan) = plan_for(&args.options)?;
     let launcher = launcher(&ctx)?;
     let host_env = cordon_env::host_snapshot();
@@ -96,11 +111,32 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<u8, CliError> {
     Ok(u8::try_from(result.exit_code.clamp(0, 255)).unwrap_or(u8::MAX))
 }
 
-/// Runs `cordon explain`: prints the argument list, one per line, explicit values hidden.
+/// Runs `cordon explain`: prints the argument list, one per line, explicit values hidden; for
+/// `--platform macos`, the Seatbelt profile first.
 pub fn explain(args: &ExplainArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let (ctx, plan) = plan_for(&args.options)?;
-    let launcher = launcher(&ctx)?;
     let host_env = cordon_env::host_snapshot();
+    let exe = std::env::current_exe().map_err(CliError::CurrentDir)?;
+    if let PlatformArg::Macos = args.platform {
+        // The profile, a blank line, then sandbox-exec's arguments one per line. The
+        // environment is not on sandbox-exec's command line, so nothing needs hiding.
+        let config = SeatbeltConfig::new(exe, ctx.home.clone(), None);
+        let shown = cordon_launch::seatbelt::explain(
+            &plan,
+            &args.options.command,
+            &host_env,
+            &ctx.host(),
+            &config,
+        )?;
+        out.write_all(shown.profile.as_bytes())?;
+        out.write_all(b"\n")?;
+        for arg in &shown.args {
+            out.write_all(arg.as_encoded_bytes())?;
+            out.write_all(b"\n")?;
+        }
+        return Ok(());
+    }
+    let launcher = linux_launcher(&ctx, exe, std::env::var_os("XDG_CACHE_HOME"));
     let list = launcher.explain(&plan, &args.options.command, &host_env)?;
     let mut hide_next = false;
     let mut after_setenv = 0u8;

@@ -133,7 +133,10 @@ fn environment_is_rebuilt_and_explicit_values_apply_inside() {
     );
     assert!(!env.contains("LD_PRELOAD"), "{env}");
     let warnings = v["warnings"].to_string();
-    assert!(warnings.contains("GITHUB_TOKEN") && warnings.contains("not passed"), "{warnings}");
+    assert!(
+        warnings.contains("GITHUB_TOKEN") && warnings.contains("not passed"),
+        "{warnings}"
+    );
     let out = j.run(&["run", "--env", "LD_PRELOAD=/x.so", "--", "/bin/true"]);
     assert_eq!(out.status.code(), Some(125));
     assert!(

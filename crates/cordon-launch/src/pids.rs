@@ -1,0 +1,98 @@
+//! A process limit that holds for root.
+//!
+//! `RLIMIT_NPROC` is never enforced for the real root user (the kernel exempts `INIT_USER`), and a
+//! jail that root starts is root's on the host too, so a fork flood from a root-run jail was not
+//! bounded at all (escape suite: `res/fork-flood`, root columns). For root, the launcher
+//! therefore also puts the jail in a fresh `pids` control group whose `pids.max` is the policy's
+//! process limit, counting the jail's tasks only. Unprivileged users keep `RLIMIT_NPROC`, which
+//! the kernel enforces for them.
+//!
+//! cgroup v1 (a `pids` hierarchy) and v2 (the `pids` controller enabled at the root) are both
+//! handled. Where neither is usable the run goes on with `RLIMIT_NPROC` alone and says so in the
+//! result's warnings.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// A control group made for one run; removed on drop once its tasks are gone.
+#[derive(Debug)]
+pub(crate) struct PidsGroup {
+    dir: PathBuf,
+}
+
+impl Drop for PidsGroup {
+    fn drop(&mut self) {
+        // The jail's tasks are reaped as its PID namespace ends; give them a moment.
+        let start = Instant::now();
+        while std::fs::remove_dir(&self.dir).is_err() && start.elapsed() < Duration::from_secs(2) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+/// The directory under which a `pids` group can be made, if any.
+fn base() -> Option<PathBuf> {
+    let v1 = Path::new("/sys/fs/cgroup/pids");
+    if v1.join("cgroup.procs").exists() {
+        return Some(v1.to_path_buf());
+    }
+    let v2 = Path::new("/sys/fs/cgroup");
+    let enabled = std::fs::read_to_string(v2.join("cgroup.subtree_control")).ok()?;
+    enabled
+        .split_whitespace()
+        .any(|c| c == "pids")
+        .then(|| v2.to_path_buf())
+}
+
+/// For root with a process limit: moves `command` into a new `pids` group at spawn. `Ok(None)`
+/// when nothing is needed; `Err` with the reason when the limit cannot be enforced this way.
+pub(crate) fn confine(
+    command: &mut Command,
+    limit: Option<u64>,
+) -> Result<Option<PidsGroup>, String> {
+    let Some(limit) = limit else {
+        return Ok(None);
+    };
+    if !rustix::process::geteuid().is_root() {
+        return Ok(None);
+    }
+    let base = base().ok_or("no pids control group hierarchy is available")?;
+    remove_stale(&base);
+    let dir = base.join(format!(
+        "cordon-{}-{}",
+        std::process::id(),
+        crate::backend::nonce()
+    ));
+    std::fs::create_dir(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let group = PidsGroup { dir };
+    std::fs::write(group.dir.join("pids.max"), limit.to_string())
+        .map_err(|e| format!("cannot set pids.max in {}: {e}", group.dir.display()))?;
+    let procs = std::fs::OpenOptions::new()
+        .write(true)
+        .open(group.dir.join("cgroup.procs"))
+        .map_err(|e| format!("cannot open {}/cgroup.procs: {e}", group.dir.display()))?;
+    crate::sys::join_cgroup_before_exec(command, procs.into());
+    Ok(Some(group))
+}
+
+/// Removes the empty groups of launchers that died without cleaning up (killed by a signal).
+fn remove_stale(base: &Path) {
+    let Ok(entries) = std::fs::read_dir(base) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("cordon-"))
+            .and_then(|n| n.split('-').next())
+        else {
+            continue;
+        };
+        if !Path::new("/proc").join(pid).exists() {
+            // Fails, harmlessly, while the group still has tasks.
+            let _ = std::fs::remove_dir(e.path());
+        }
+    }
+}

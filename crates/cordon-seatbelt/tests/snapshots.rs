@@ -1,0 +1,65 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+//! The profile and argument list of every named profile in both postures on the Mac-shaped fake
+//! host, for a reviewer to read the way a firewall change is read: the rules with the reason for
+//! each entry, then every parameter's value.
+
+mod common;
+
+use common::{MAC_TMPDIR, MAC_WORKSPACE, STAGE, build_with, mac_exec, mac_host, plan_at, policy};
+use cordon_policy::{FakeHost, Network, PolicyBuilder, Posture, Profile, Source};
+use cordon_seatbelt::{GlobRule, SeatbeltExtras};
+
+#[test]
+fn every_profile_in_both_postures() {
+    for profile in Profile::ALL {
+        for posture in [Posture::Host, Posture::Minimal] {
+            let exec = mac_exec(profile, posture, &SeatbeltExtras::default());
+            insta::assert_snapshot!(format!("{}-{posture}", profile.name()), exec.render());
+        }
+    }
+}
+
+#[test]
+fn shell_with_network_allowed() {
+    let mut b = PolicyBuilder::new(Profile::Shell);
+    b.set_network(Network::Allowed, Source::Caller);
+    let host = mac_host();
+    let plan = plan_at(&b.build(), &host, MAC_WORKSPACE);
+    let exec = build_with(
+        &plan,
+        &host,
+        MAC_TMPDIR,
+        &SeatbeltExtras::default(),
+        Some(STAGE),
+    );
+    insta::assert_snapshot!("shell-host-network-allowed", exec.render());
+}
+
+#[test]
+fn shell_with_glob_rules() {
+    let extras = SeatbeltExtras {
+        deny_read: vec![
+            GlobRule::new(MAC_WORKSPACE, "**/.env"),
+            GlobRule::new(MAC_WORKSPACE, "**/*.pem"),
+        ],
+        deny_write: vec![GlobRule::new(MAC_WORKSPACE, "deploy/**")],
+    };
+    let exec = mac_exec(Profile::Shell, Posture::Host, &extras);
+    insta::assert_snapshot!("shell-host-globs", exec.render());
+}
+
+#[test]
+fn workspace_under_tmp_on_a_linux_shaped_host() {
+    // What `cordon explain --platform macos` shows when run on Linux: the macOS spellings of
+    // /tmp and /var are emitted beside the host's own.
+    let host = FakeHost::typical().dir("/tmp/ws/src");
+    let plan = plan_at(&policy(Profile::Shell, Posture::Host), &host, "/tmp/ws");
+    let exec = build_with(
+        &plan,
+        &host,
+        "/tmp/cordon-1",
+        &SeatbeltExtras::default(),
+        None,
+    );
+    insta::assert_snapshot!("shell-host-linux-host-workspace-under-tmp", exec.render());
+}

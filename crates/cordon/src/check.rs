@@ -1,0 +1,106 @@
+//! `cordon check`: the floor's verdict on a command, before anything runs; and the same gate at
+//! the top of `cordon run`.
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::PathBuf;
+
+use cordon_floor::{Floor, FloorConfig, Verdict};
+
+use crate::cli::CheckArgs;
+use crate::error::CliError;
+use crate::exit;
+
+/// The floor as the CLI configures it: the default protected process names, no sudo password,
+/// and `HOME`.
+pub fn floor() -> Floor {
+    Floor::new(FloorConfig {
+        home: std::env::var_os("HOME").map(PathBuf::from),
+        ..FloorConfig::default()
+    })
+}
+
+/// Runs `cordon check`; returns the exit code (0 allowed, 126 refused).
+pub fn run(args: &CheckArgs, out: &mut dyn Write) -> Result<u8, CliError> {
+    let floor = floor();
+    let verdict = match &args.shell {
+        Some(text) => floor.check(text),
+        None => floor.check_argv(&args.command),
+    };
+    if args.json {
+        serde_json::to_writer(&mut *out, &verdict_json(&verdict))?;
+        writeln!(out)?;
+    } else {
+        match &verdict {
+            Verdict::Allow => writeln!(out, "allow")?,
+            Verdict::Refuse { rule, .. } => writeln!(out, "refuse {rule}")?,
+        }
+    }
+    Ok(report(&verdict))
+}
+
+/// The floor's gate for `cordon run`, before the policy is even resolved: `Some(126)` when the
+/// floor refuses `argv` (the refusal printed as `run` prints results), `None` to go on.
+pub fn gate_run(
+    argv: &[OsString],
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<Option<u8>, CliError> {
+    let verdict = floor().check_argv(argv);
+    let Verdict::Refuse { rule, reason, .. } = &verdict else {
+        return Ok(None);
+    };
+    report(&verdict);
+    if json {
+        let empty = serde_json::json!({"text": "", "truncated": false, "bytes": 0});
+        let result = serde_json::json!({
+            "status": "refused",
+            "exit_code": exit::REFUSED,
+            "signal": null,
+            "stdout": empty,
+            "stderr": empty,
+            "duration_ms": 0.0,
+            "backend": null,
+            "sandboxed": false,
+            "policy_hash": null,
+            "violations": [],
+            "refusal": format!("refused by the floor: {rule}: {reason}"),
+            "rule": rule.id(),
+            "warnings": [],
+            "env_dropped": {},
+        });
+        serde_json::to_writer(&mut *out, &result)?;
+        writeln!(out)?;
+    }
+    Ok(Some(exit::REFUSED))
+}
+
+/// Prints a refusal on stderr; the exit code of the verdict.
+fn report(verdict: &Verdict) -> u8 {
+    match verdict {
+        Verdict::Allow => 0,
+        Verdict::Refuse {
+            rule,
+            reason,
+            evidence,
+        } => {
+            eprintln!("cordon: refused by the floor: {rule}: {reason} (in `{evidence}`)");
+            exit::REFUSED
+        }
+    }
+}
+
+fn verdict_json(verdict: &Verdict) -> serde_json::Value {
+    match verdict {
+        Verdict::Allow => serde_json::json!({
+            "verdict": "allow", "rule": null, "reason": null, "evidence": null,
+        }),
+        Verdict::Refuse {
+            rule,
+            reason,
+            evidence,
+        } => serde_json::json!({
+            "verdict": "refuse", "rule": rule.id(), "reason": reason, "evidence": evidence,
+        }),
+    }
+}

