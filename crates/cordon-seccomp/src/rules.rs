@@ -155,6 +155,21 @@ const fn ioctl_request(value: u32, name: &'static str, why: &'static str) -> Den
     }
 }
 
+const S_ISUID: u32 = 0o4000;
+const S_ISGID: u32 = 0o2000;
+const SET_ID: &str = "a set-user-ID or set-group-ID file left in a writable root is honoured by \
+                      the host after the run: a root-run jail would plant a root shell for any \
+                      local user";
+
+const fn set_id(syscall: &'static str, arg: u8, flag: u32, name: &'static str) -> Denial {
+    Denial {
+        syscall,
+        condition: Condition::ArgFlagSet { arg, flag, name },
+        action: Action::Eperm,
+        why: SET_ID,
+    }
+}
+
 const MOUNT: &str = "changes what the sandbox sees of the filesystem; bubblewrap built the view \
                      and nothing inside may rearrange it";
 const NEW_MOUNT_API: &str = "the new mount API: the same power as mount(2) through file \
@@ -286,6 +301,31 @@ const ALWAYS_DENIED: &[Denial] = &[
         "the kernel log is host state: it leaks addresses and other processes' messages",
     ),
     eperm("iopl", "raw I/O port access"),
+    set_id("chmod", 1, S_ISUID, "S_ISUID"),
+    set_id("chmod", 1, S_ISGID, "S_ISGID"),
+    set_id("fchmod", 1, S_ISUID, "S_ISUID"),
+    set_id("fchmod", 1, S_ISGID, "S_ISGID"),
+    set_id("fchmodat", 2, S_ISUID, "S_ISUID"),
+    set_id("fchmodat", 2, S_ISGID, "S_ISGID"),
+    set_id("fchmodat2", 2, S_ISUID, "S_ISUID"),
+    set_id("fchmodat2", 2, S_ISGID, "S_ISGID"),
+    set_id("open", 2, S_ISUID, "S_ISUID"),
+    set_id("open", 2, S_ISGID, "S_ISGID"),
+    set_id("openat", 3, S_ISUID, "S_ISUID"),
+    set_id("openat", 3, S_ISGID, "S_ISGID"),
+    set_id("creat", 1, S_ISUID, "S_ISUID"),
+    set_id("creat", 1, S_ISGID, "S_ISGID"),
+    set_id("mknod", 1, S_ISUID, "S_ISUID"),
+    set_id("mknod", 1, S_ISGID, "S_ISGID"),
+    set_id("mknodat", 2, S_ISUID, "S_ISUID"),
+    set_id("mknodat", 2, S_ISGID, "S_ISGID"),
+    Denial {
+        syscall: "openat2",
+        condition: Condition::Always,
+        action: Action::Enosys,
+        why: "its mode sits behind a pointer seccomp cannot read; ENOSYS makes callers fall back to \
+              openat(2), whose mode is checked above",
+    },
     eperm("ioperm", "raw I/O port access"),
 ];
 

@@ -63,6 +63,17 @@ const TABLE: &[(&str, Option<u32>, Option<u32>)] = &[
     ("syslog", Some(103), Some(116)),
     ("iopl", Some(172), None),
     ("ioperm", Some(173), None),
+    // Set-user-ID and set-group-ID bits (mode arguments).
+    ("chmod", Some(90), None),
+    ("fchmod", Some(91), Some(52)),
+    ("fchmodat", Some(268), Some(53)),
+    ("fchmodat2", Some(452), Some(452)),
+    ("open", Some(2), None),
+    ("openat", Some(257), Some(56)),
+    ("creat", Some(85), None),
+    ("mknod", Some(133), None),
+    ("mknodat", Some(259), Some(33)),
+    ("openat2", Some(437), Some(437)),
 ];
 
 /// Lookup result for one syscall on one architecture.
@@ -163,9 +174,22 @@ mod tests {
             ("reboot", libc::SYS_reboot),
             ("acct", libc::SYS_acct),
             ("syslog", libc::SYS_syslog),
+            ("fchmod", libc::SYS_fchmod),
+            ("fchmodat", libc::SYS_fchmodat),
+            ("fchmodat2", libc::SYS_fchmodat2),
+            ("openat", libc::SYS_openat),
+            ("openat2", libc::SYS_openat2),
+            ("mknodat", libc::SYS_mknodat),
         ];
         #[cfg(target_arch = "x86_64")]
-        libc_numbers.extend([("iopl", libc::SYS_iopl), ("ioperm", libc::SYS_ioperm)]);
+        libc_numbers.extend([
+            ("iopl", libc::SYS_iopl),
+            ("ioperm", libc::SYS_ioperm),
+            ("chmod", libc::SYS_chmod),
+            ("open", libc::SYS_open),
+            ("creat", libc::SYS_creat),
+            ("mknod", libc::SYS_mknod),
+        ]);
 
         for (name, expected) in &libc_numbers {
             let expected = u32::try_from(*expected).unwrap();

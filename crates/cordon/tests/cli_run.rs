@@ -283,7 +283,7 @@ fn doctor_reports_enforcement_and_never_values() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["enforcing"], true);
     assert_eq!(v["backend"], "bubblewrap");
-    assert_eq!(v["seccomp_filter_version"], 1);
+    assert_eq!(v["seccomp_filter_version"], cordon_seccomp::FILTER_VERSION);
     assert!(v["backends"][0]["version"].as_str().unwrap().contains('.'));
     assert!(!text(&out.stdout).contains("SENTINEL"));
     let plain = j.run(&["doctor"]);
