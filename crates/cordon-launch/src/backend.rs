@@ -411,41 +411,14 @@ fn probe_jail(backend: &BwrapBackend, found: &Found) -> Result<String, String> {
             },
         )
         .map_err(|e| format!("cannot start {}: {e}", found.path.display()))?;
-        let stderr = first_line(&supervised.stderr.bytes);
-        if std::fs::symlink_metadata(&outside).is_ok() {
-            return Err(format!(
-                "a write outside the writable root reached the host ({})",
-                outside.display()
-            ));
-        }
-        if supervised.exit == supervise::Exit::TimedOut {
-            return Err(format!(
-                "the probe jail did not finish within {:?}",
-                backend.config.probe_timeout
-            ));
-        }
-        let seen = std::fs::read_to_string(&canary).unwrap_or_default();
-        if seen != token {
-            return Err(format!(
-                "the probe jail did not run (no canary; the probe proves nothing): exit {:?}, stderr: {}",
-                supervised.exit,
-                if stderr.is_empty() {
-                    "(empty)"
-                } else {
-                    &stderr
-                }
-            ));
-        }
-        if supervised.status_line.trim() != "ok" {
-            return Err(format!(
-                "the probe stage reported: {}",
-                supervised.status_line.trim()
-            ));
-        }
-        Ok(format!(
-            "canary written inside the jail and seen on the host; write outside refused; {} ms",
-            supervised.duration.as_millis()
-        ))
+        crate::probe::judge(
+            &supervised,
+            &canary,
+            &token,
+            &outside,
+            backend.config.probe_timeout,
+            "jail",
+        )
     })();
     let _ = std::fs::remove_dir_all(&base);
     result

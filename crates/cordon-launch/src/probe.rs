@@ -151,3 +151,50 @@ pub fn write_file_cache(path: &Path, entry: &FileCacheEntry) {
         let _ = std::fs::rename(&tmp, path);
     }
 }
+
+/// Judges a finished probe run on the host: a write outside the writable root must not have
+/// reached the host, the run must have finished in time, the canary the stage wrote inside must be
+/// there with the expected token (no canary: the probe proves nothing), and the stage must have
+/// reported `ok`. `what` names the sandbox in messages (`jail`, `sandbox`).
+pub(crate) fn judge(
+    supervised: &crate::supervise::Supervised,
+    canary: &Path,
+    token: &str,
+    outside: &Path,
+    timeout: std::time::Duration,
+    what: &str,
+) -> Result<String, String> {
+    if std::fs::symlink_metadata(outside).is_ok() {
+        return Err(format!(
+            "a write outside the writable root reached the host ({})",
+            outside.display()
+        ));
+    }
+    if supervised.exit == crate::supervise::Exit::TimedOut {
+        return Err(format!(
+            "the probe {what} did not finish within {timeout:?}"
+        ));
+    }
+    if std::fs::read_to_string(canary).unwrap_or_default() != token {
+        let stderr = crate::backend::first_line(&supervised.stderr.bytes);
+        return Err(format!(
+            "the probe {what} did not run (no canary; the probe proves nothing): exit {:?}, stderr: {}",
+            supervised.exit,
+            if stderr.is_empty() {
+                "(empty)"
+            } else {
+                &stderr
+            }
+        ));
+    }
+    if supervised.status_line.trim() != "ok" {
+        return Err(format!(
+            "the probe stage reported: {}",
+            supervised.status_line.trim()
+        ));
+    }
+    Ok(format!(
+        "canary written inside the {what} and seen on the host; write outside refused; {} ms",
+        supervised.duration.as_millis()
+    ))
+}

@@ -29,7 +29,7 @@ use cordon_env::ChildEnv;
 use cordon_policy::{HostFacts, Invocation, Plan, Policy, Profile, RealHost};
 use cordon_seatbelt::{Denial, DenialKind, GENERATOR_VERSION, SANDBOX_EXEC, SeatbeltExtras};
 
-use crate::backend::{Backend, BackendReport, Prepared, first_line, nonce};
+use crate::backend::{Backend, BackendReport, Prepared, nonce};
 use crate::error::LaunchError;
 use crate::launcher::{Launcher, self_check};
 use crate::probe::{self, FileCacheEntry, ProbeKey, ProbeOutcome};
@@ -349,41 +349,14 @@ fn probe_sandbox(backend: &SeatbeltBackend, binary: &Path) -> Result<String, Str
             },
         )
         .map_err(|e| format!("cannot start {}: {e}", binary.display()))?;
-        let stderr = first_line(&supervised.stderr.bytes);
-        if std::fs::symlink_metadata(&outside).is_ok() {
-            return Err(format!(
-                "a write outside the writable root reached the host ({})",
-                outside.display()
-            ));
-        }
-        if supervised.exit == supervise::Exit::TimedOut {
-            return Err(format!(
-                "the probe sandbox did not finish within {:?}",
-                backend.config.probe_timeout
-            ));
-        }
-        let seen = std::fs::read_to_string(&canary).unwrap_or_default();
-        if seen != token {
-            return Err(format!(
-                "the probe sandbox did not run (no canary; the probe proves nothing): exit {:?}, stderr: {}",
-                supervised.exit,
-                if stderr.is_empty() {
-                    "(empty)"
-                } else {
-                    &stderr
-                }
-            ));
-        }
-        if supervised.status_line.trim() != "ok" {
-            return Err(format!(
-                "the probe stage reported: {}",
-                supervised.status_line.trim()
-            ));
-        }
-        Ok(format!(
-            "canary written inside the sandbox and seen on the host; write outside refused; {} ms",
-            supervised.duration.as_millis()
-        ))
+        crate::probe::judge(
+            &supervised,
+            &canary,
+            &token,
+            &outside,
+            backend.config.probe_timeout,
+            "sandbox",
+        )
     })();
     let _ = std::fs::remove_dir_all(&base);
     result
