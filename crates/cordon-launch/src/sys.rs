@@ -138,8 +138,9 @@ pub fn raw(fd: &OwnedFd) -> RawFd {
     fd.as_raw_fd()
 }
 
-/// Makes the spawned process write `0` to `procs` (an open `cgroup.procs`) before it executes,
-/// which moves it, and so everything it starts, into that control group.
+/// Makes the spawned process write `0` to `procs` (an open `tasks` or `cgroup.procs`) before it
+/// executes, which moves it, and so everything it starts, into that control group. The child is
+/// single-threaded at that point, so moving the calling thread moves the whole process.
 pub fn join_cgroup_before_exec(command: &mut Command, procs: OwnedFd) {
     let fd = procs.as_raw_fd();
     // The descriptor must stay open until the fork; the closure owns it from here on.
