@@ -369,6 +369,54 @@ fn cases() -> Vec<Case> {
         deny("ioperm", Denied(eperm), || {
             raw(libc::SYS_ioperm, [0, 0, 1, 0, 0, 0])
         }),
+        // Set-ID mode bits (filter version 2): a bad path pointer or descriptor makes the unfiltered
+        // call fail harmlessly with EFAULT/EBADF; the filter answers EPERM before the kernel looks.
+        deny("fchmod(S_ISUID)", Denied(eperm), || {
+            raw(libc::SYS_fchmod, [u64::MAX, 0o4755, 0, 0, 0, 0])
+        }),
+        deny("fchmodat(S_ISGID)", Denied(eperm), || {
+            raw(
+                libc::SYS_fchmodat,
+                [libc::AT_FDCWD as c_ulong, BAD_PTR, 0o2755, 0, 0, 0],
+            )
+        }),
+        deny("openat(O_CREAT, S_ISUID)", Denied(eperm), || {
+            raw(
+                libc::SYS_openat,
+                [
+                    libc::AT_FDCWD as c_ulong,
+                    BAD_PTR,
+                    (libc::O_CREAT | libc::O_WRONLY) as c_ulong,
+                    0o4755,
+                    0,
+                    0,
+                ],
+            )
+        }),
+        deny("mknodat(S_ISUID)", Denied(eperm), || {
+            raw(
+                libc::SYS_mknodat,
+                [
+                    libc::AT_FDCWD as c_ulong,
+                    BAD_PTR,
+                    (libc::S_IFREG | 0o4755) as c_ulong,
+                    0,
+                    0,
+                    0,
+                ],
+            )
+        }),
+        deny("openat2 answers ENOSYS", Denied(libc::ENOSYS), || {
+            raw(
+                libc::SYS_openat2,
+                [libc::AT_FDCWD as c_ulong, BAD_PTR, BAD_PTR, 24, 0, 0],
+            )
+        }),
+        deny(
+            "fchmod without set-ID bits reaches the kernel",
+            Untouched,
+            || raw(libc::SYS_fchmod, [u64::MAX, 0o755, 0, 0, 0, 0]),
+        ),
         // x32 getpid: the kernel answers it (CONFIG_X86_X32_ABI) or ENOSYS; the filter kills.
         deny("x32 getpid (nr | 0x40000000)", Killed, || {
             raw(0x4000_0000 | libc::SYS_getpid, [0; 6])
