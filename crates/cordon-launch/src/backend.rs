@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use cordon_bwrap::{Descriptors, Features, Request};
-use cordon_policy::{Invocation, Plan, Policy, Profile, RealHost};
+use cordon_policy::Plan;
 use cordon_seccomp::{CompiledFilter, FilterSpec};
 use serde::Serialize;
 
@@ -371,57 +371,39 @@ impl Backend for BwrapBackend {
 
 /// Runs the stage in probe mode in a throwaway jail and judges the result on the host.
 fn probe_jail(backend: &BwrapBackend, found: &Found) -> Result<String, String> {
-    let base =
-        std::env::temp_dir().join(format!("cordon-probe-{}-{}", std::process::id(), nonce()));
-    let rw = base.join("rw");
-    let ro = base.join("ro");
-    let result = (|| {
-        std::fs::create_dir_all(&rw)
-            .map_err(|e| format!("cannot create the probe directory {}: {e}", rw.display()))?;
-        std::fs::create_dir_all(&ro)
-            .map_err(|e| format!("cannot create the probe directory {}: {e}", ro.display()))?;
-        let host = RealHost::new(backend.config.home.clone());
-        let mut plan = Plan::resolve(
-            &Policy::for_profile(Profile::Shell),
-            &Invocation::at(&rw),
-            &host,
-        )
-        .map_err(|e| format!("cannot plan the probe jail: {e}"))?;
-        // Keep the host's /tmp visible (read-only) so the write outside lands on a host-backed
-        // path: a jail that did not hold would leave the file where the host can see it.
-        plan.private_dirs.retain(|d| !ro.starts_with(d));
-        let canary = rw.join("canary");
-        let outside = ro.join("escape");
-        let token = nonce();
-        let (status_read, status_write) =
-            sys::pipe().map_err(|e| format!("cannot create a pipe: {e}"))?;
-        let argv = stage::probe_args(sys::raw(&status_write), &canary, &token, &outside);
-        let prepared = backend
-            .prepare(&plan, &BTreeMap::new(), &argv, Some(status_write))
-            .map_err(|e| format!("cannot prepare the probe jail: {e}"))?;
-        let supervised = supervise::supervise(
-            prepared.command,
-            Supervision {
-                timeout: Some(backend.config.probe_timeout),
-                output_cap: 4096,
-                forward: Forward::No,
-                status: Some(status_read),
-                inherit_stdin: false,
-                hold: prepared.hold,
-            },
-        )
-        .map_err(|e| format!("cannot start {}: {e}", found.path.display()))?;
-        crate::probe::judge(
-            &supervised,
-            &canary,
-            &token,
-            &outside,
-            backend.config.probe_timeout,
-            "jail",
-        )
-    })();
-    let _ = std::fs::remove_dir_all(&base);
-    result
+    let site =
+        probe::ProbeSite::create(&std::env::temp_dir(), backend.config.home.clone(), "jail")?;
+    let (status_read, status_write) =
+        sys::pipe().map_err(|e| format!("cannot create a pipe: {e}"))?;
+    let argv = stage::probe_args(
+        sys::raw(&status_write),
+        &site.canary,
+        &site.token,
+        &site.outside,
+    );
+    let prepared = backend
+        .prepare(&site.plan, &BTreeMap::new(), &argv, Some(status_write))
+        .map_err(|e| format!("cannot prepare the probe jail: {e}"))?;
+    let supervised = supervise::supervise(
+        prepared.command,
+        Supervision {
+            timeout: Some(backend.config.probe_timeout),
+            output_cap: 4096,
+            forward: Forward::No,
+            status: Some(status_read),
+            inherit_stdin: false,
+            hold: prepared.hold,
+        },
+    )
+    .map_err(|e| format!("cannot start {}: {e}", found.path.display()))?;
+    probe::judge(
+        &supervised,
+        &site.canary,
+        &site.token,
+        &site.outside,
+        backend.config.probe_timeout,
+        "jail",
+    )
 }
 
 /// The first line of a stream, at most 300 bytes: enough to name the cause, never a wall of text.

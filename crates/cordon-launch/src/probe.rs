@@ -198,3 +198,75 @@ pub(crate) fn judge(
         supervised.duration.as_millis()
     ))
 }
+
+/// A throwaway place to probe a backend: a writable root `rw` holding the canary, a sibling `ro`
+/// that must stay unwritten, and the plan for a shell command at `rw`. Everything is removed when
+/// the site is dropped.
+#[derive(Debug)]
+pub(crate) struct ProbeSite {
+    /// The site's canonical directory.
+    pub base: PathBuf,
+    /// Where the canary is written (the writable root).
+    pub canary: PathBuf,
+    /// What the stage tries to create outside the writable root.
+    pub outside: PathBuf,
+    /// What the canary must contain.
+    pub token: String,
+    /// The probe jail's plan.
+    pub plan: cordon_policy::Plan,
+}
+
+impl ProbeSite {
+    /// Creates the site below `temp_root`; `what` names the sandbox in messages.
+    pub(crate) fn create(
+        temp_root: &Path,
+        home: Option<std::ffi::OsString>,
+        what: &str,
+    ) -> Result<ProbeSite, String> {
+        use cordon_policy::{Invocation, Plan, Policy, Profile, RealHost};
+        let made = temp_root.join(format!(
+            "cordon-probe-{}-{}",
+            std::process::id(),
+            crate::backend::nonce()
+        ));
+        let build = || -> Result<ProbeSite, String> {
+            std::fs::create_dir_all(&made).map_err(|e| {
+                format!("cannot create the probe directory {}: {e}", made.display())
+            })?;
+            let base = std::fs::canonicalize(&made)
+                .map_err(|e| format!("cannot resolve {}: {e}", made.display()))?;
+            let (rw, ro) = (base.join("rw"), base.join("ro"));
+            for dir in [&rw, &ro] {
+                std::fs::create_dir_all(dir).map_err(|e| {
+                    format!("cannot create the probe directory {}: {e}", dir.display())
+                })?;
+            }
+            let mut plan = Plan::resolve(
+                &Policy::for_profile(Profile::Shell),
+                &Invocation::at(&rw),
+                &RealHost::new(home),
+            )
+            .map_err(|e| format!("cannot plan the probe {what}: {e}"))?;
+            // Keep the directory holding `ro` visible (read-only) so the write outside lands on a
+            // host-backed path: a sandbox that did not hold would leave the file where the host
+            // can see it.
+            plan.private_dirs.retain(|d| !ro.starts_with(d));
+            Ok(ProbeSite {
+                canary: rw.join("canary"),
+                outside: ro.join("escape"),
+                token: crate::backend::nonce(),
+                plan,
+                base,
+            })
+        };
+        build().inspect_err(|_| {
+            let _ = std::fs::remove_dir_all(&made);
+        })
+    }
+}
+
+impl Drop for ProbeSite {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.base);
+    }
+}

@@ -26,7 +26,7 @@ use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use cordon_env::ChildEnv;
-use cordon_policy::{HostFacts, Invocation, Plan, Policy, Profile, RealHost};
+use cordon_policy::{HostFacts, Plan, RealHost};
 use cordon_seatbelt::{Denial, DenialKind, GENERATOR_VERSION, SANDBOX_EXEC, SeatbeltExtras};
 
 use crate::backend::{Backend, BackendReport, Prepared, nonce};
@@ -294,72 +294,53 @@ impl Backend for SeatbeltBackend {
 
 /// Runs the stage in probe mode in a throwaway sandbox and judges the result on the host.
 fn probe_sandbox(backend: &SeatbeltBackend, binary: &Path) -> Result<String, String> {
-    let base =
-        backend
-            .config
-            .temp_root
-            .join(format!("cordon-probe-{}-{}", std::process::id(), nonce()));
-    let result = (|| {
-        let base = {
-            std::fs::create_dir_all(&base).map_err(|e| {
-                format!("cannot create the probe directory {}: {e}", base.display())
-            })?;
-            std::fs::canonicalize(&base)
-                .map_err(|e| format!("cannot resolve {}: {e}", base.display()))?
-        };
-        let (rw, ro, tmp) = (base.join("rw"), base.join("ro"), base.join("tmp"));
-        for dir in [&rw, &ro, &tmp] {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| format!("cannot create the probe directory {}: {e}", dir.display()))?;
-        }
-        let host = RealHost::new(backend.config.home.clone());
-        let mut plan = Plan::resolve(
-            &Policy::for_profile(Profile::Shell),
-            &Invocation::at(&rw),
-            &host,
-        )
-        .map_err(|e| format!("cannot plan the probe sandbox: {e}"))?;
-        // The write outside must land on a path that stays readable, as on Linux.
-        plan.private_dirs.retain(|d| !ro.starts_with(d));
-        let canary = rw.join("canary");
-        let outside = ro.join("escape");
-        let token = nonce();
-        let (status_read, status_write) =
-            sys::pipe().map_err(|e| format!("cannot create a pipe: {e}"))?;
-        let argv = stage::probe_args(sys::raw(&status_write), &canary, &token, &outside);
-        let exec = build(&plan, &host, &tmp, &backend.config, &argv)
-            .map_err(|e| format!("cannot prepare the probe sandbox: {e}"))?;
-        let mut command = Command::new(binary);
-        command
-            .args(exec.args())
-            .env_clear()
-            .env("TMPDIR", &tmp)
-            .current_dir(&rw);
-        let keep = [sys::raw(&status_write)];
-        sys::prepare_child(&mut command, &plan.limits, &keep);
-        let supervised = supervise::supervise(
-            command,
-            Supervision {
-                timeout: Some(backend.config.probe_timeout),
-                output_cap: 4096,
-                forward: Forward::No,
-                status: Some(status_read),
-                inherit_stdin: false,
-                hold: vec![status_write],
-            },
-        )
-        .map_err(|e| format!("cannot start {}: {e}", binary.display()))?;
-        crate::probe::judge(
-            &supervised,
-            &canary,
-            &token,
-            &outside,
-            backend.config.probe_timeout,
-            "sandbox",
-        )
-    })();
-    let _ = std::fs::remove_dir_all(&base);
-    result
+    let site = probe::ProbeSite::create(
+        &backend.config.temp_root,
+        backend.config.home.clone(),
+        "sandbox",
+    )?;
+    let tmp = site.base.join("tmp");
+    std::fs::create_dir_all(&tmp)
+        .map_err(|e| format!("cannot create the probe directory {}: {e}", tmp.display()))?;
+    let host = RealHost::new(backend.config.home.clone());
+    let (status_read, status_write) =
+        sys::pipe().map_err(|e| format!("cannot create a pipe: {e}"))?;
+    let argv = stage::probe_args(
+        sys::raw(&status_write),
+        &site.canary,
+        &site.token,
+        &site.outside,
+    );
+    let exec = build(&site.plan, &host, &tmp, &backend.config, &argv)
+        .map_err(|e| format!("cannot prepare the probe sandbox: {e}"))?;
+    let mut command = Command::new(binary);
+    command
+        .args(exec.args())
+        .env_clear()
+        .env("TMPDIR", &tmp)
+        .current_dir(&site.plan.cwd);
+    let keep = [sys::raw(&status_write)];
+    sys::prepare_child(&mut command, &site.plan.limits, &keep);
+    let supervised = supervise::supervise(
+        command,
+        Supervision {
+            timeout: Some(backend.config.probe_timeout),
+            output_cap: 4096,
+            forward: Forward::No,
+            status: Some(status_read),
+            inherit_stdin: false,
+            hold: vec![status_write],
+        },
+    )
+    .map_err(|e| format!("cannot start {}: {e}", binary.display()))?;
+    probe::judge(
+        &supervised,
+        &site.canary,
+        &site.token,
+        &site.outside,
+        backend.config.probe_timeout,
+        "sandbox",
+    )
 }
 
 /// What `cordon explain --platform macos` prints: the profile, and the argument list with the
@@ -441,6 +422,7 @@ pub fn recognise(text: &[u8]) -> Vec<Violation> {
 mod tests {
     use super::*;
     use cordon_policy::FakeHost;
+    use cordon_policy::{Invocation, Policy, Profile};
 
     fn config() -> SeatbeltConfig {
         SeatbeltConfig {
