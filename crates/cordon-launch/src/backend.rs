@@ -14,7 +14,7 @@ use cordon_seccomp::{CompiledFilter, FilterSpec};
 use serde::Serialize;
 
 use crate::error::LaunchError;
-use crate::probe::{self, FileCacheEntry, ProbeKey, ProbeOutcome};
+use crate::probe::{self, ProbeKey, ProbeOutcome};
 use crate::supervise::{self, Forward, Supervision};
 use crate::{locate, stage, sys};
 
@@ -240,20 +240,13 @@ impl Backend for BwrapBackend {
                     return o.clone();
                 }
                 let outcome = self.run_probe(found);
-                probe::remember(&found.key, &outcome);
-                if outcome.enforcing
-                    && let Some(file) = &self.config.cache_file
-                {
-                    probe::write_file_cache(
-                        file,
-                        &FileCacheEntry {
-                            key: found.key.0.clone(),
-                            outcome: outcome.clone(),
-                            version_output: found.version_output.clone(),
-                            help_output: found.help_output.clone(),
-                        },
-                    );
-                }
+                probe::record(
+                    &found.key,
+                    &outcome,
+                    self.config.cache_file.as_deref(),
+                    &found.version_output,
+                    &found.help_output,
+                );
                 outcome
             })
             .clone()

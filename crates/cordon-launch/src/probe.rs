@@ -135,6 +135,29 @@ pub fn read_file_cache(path: &Path, key: &ProbeKey) -> Option<FileCacheEntry> {
     (entry.key == key.0 && entry.outcome.enforcing).then_some(entry)
 }
 
+/// Records a fresh outcome: always in the process cache, and in the cache file (when there is
+/// one) only when it is enforcing, with the backend's self-description.
+pub(crate) fn record(
+    key: &ProbeKey,
+    outcome: &ProbeOutcome,
+    cache_file: Option<&Path>,
+    version_output: &str,
+    help_output: &str,
+) {
+    remember(key, outcome);
+    if let (true, Some(file)) = (outcome.enforcing, cache_file) {
+        write_file_cache(
+            file,
+            &FileCacheEntry {
+                key: key.0.clone(),
+                outcome: outcome.clone(),
+                version_output: version_output.to_owned(),
+                help_output: help_output.to_owned(),
+            },
+        );
+    }
+}
+
 /// Writes the cache file (best effort: a read-only home just means probing every time).
 pub fn write_file_cache(path: &Path, entry: &FileCacheEntry) {
     let Some(dir) = path.parent() else { return };

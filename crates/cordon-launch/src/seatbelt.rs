@@ -32,7 +32,7 @@ use cordon_seatbelt::{Denial, DenialKind, GENERATOR_VERSION, SANDBOX_EXEC, Seatb
 use crate::backend::{Backend, BackendReport, Prepared, nonce};
 use crate::error::LaunchError;
 use crate::launcher::{Launcher, self_check};
-use crate::probe::{self, FileCacheEntry, ProbeKey, ProbeOutcome};
+use crate::probe::{self, ProbeKey, ProbeOutcome};
 use crate::supervise::{self, Forward, Supervision};
 use crate::violations::{self, Violation, ViolationKind};
 use crate::{locate, stage, sys};
@@ -223,20 +223,7 @@ impl Backend for SeatbeltBackend {
                     return o;
                 }
                 let outcome = self.run_probe(binary);
-                probe::remember(&key, &outcome);
-                if outcome.enforcing
-                    && let Some(file) = &self.config.cache_file
-                {
-                    probe::write_file_cache(
-                        file,
-                        &FileCacheEntry {
-                            key: key.0.clone(),
-                            outcome: outcome.clone(),
-                            version_output: String::new(),
-                            help_output: String::new(),
-                        },
-                    );
-                }
+                probe::record(&key, &outcome, self.config.cache_file.as_deref(), "", "");
                 outcome
             })
             .clone()
