@@ -52,6 +52,11 @@ fn main() -> ExitCode {
     let _ = out.flush();
     match result {
         Ok(code) => ExitCode::from(code),
+        // A reader that went away (`cordon … | head`) is not an error worth a message: exit as a
+        // process killed by SIGPIPE would, 128 + 13.
+        Err(error::CliError::Output(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+            ExitCode::from(141)
+        }
         Err(err) => {
             eprintln!("cordon: {err}");
             ExitCode::from(err.exit_code())
