@@ -63,6 +63,9 @@ pub trait Backend: Send + Sync {
     ) -> Result<Prepared, LaunchError>;
     /// What `doctor` shows.
     fn report(&self) -> BackendReport;
+    /// The binary that runs as the stage inside the jail (the cordon binary), if any. The launcher
+    /// refuses a plan whose writable roots contain it: the jail could replace its own checker.
+    fn stage_binary(&self) -> Option<&Path>;
 }
 
 /// Where the bubblewrap backend looks and what it binds as the stage.
@@ -263,14 +266,6 @@ impl Backend for BwrapBackend {
             what: "bubblewrap".into(),
             source: std::io::Error::other(why.clone()),
         })?;
-        let stage = std::fs::canonicalize(&self.config.stage_binary)
-            .unwrap_or_else(|_| self.config.stage_binary.clone());
-        if let Some(root) = plan.writable.iter().find(|r| stage.starts_with(r)) {
-            return Err(LaunchError::StageWritable {
-                stage: stage.display().to_string(),
-                root: root.display().to_string(),
-            });
-        }
         let compiled = filter(plan.network == cordon_policy::Network::Denied)?;
         let seccomp_fd = sys::memfd_with("cordon-seccomp", compiled.bytes())
             .map_err(LaunchError::io("creating the seccomp descriptor"))?;
@@ -318,6 +313,10 @@ impl Backend for BwrapBackend {
             hold,
             shown,
         })
+    }
+
+    fn stage_binary(&self) -> Option<&Path> {
+        Some(&self.config.stage_binary)
     }
 
     fn report(&self) -> BackendReport {

@@ -224,6 +224,9 @@ impl Launcher {
             ));
         };
 
+        if let Some(refusal) = stage_inside_writable(backend, req.plan) {
+            return Ok(refused(refusal.to_string(), policy_hash, env_dropped));
+        }
         let (status_read, status_write) =
             sys::pipe().map_err(LaunchError::io("creating the status pipe"))?;
         let check = self_check(req.plan, sys::raw(&status_write));
@@ -241,14 +244,7 @@ impl Launcher {
             None => (check, env, timeout),
         };
         let stage_argv = stage::check_args(&check, req.argv);
-        let prepared = match backend.prepare(req.plan, &env.vars, &stage_argv, Some(status_write)) {
-            Ok(p) => p,
-            Err(e @ LaunchError::StageWritable { .. }) => {
-                return Ok(refused(e.to_string(), policy_hash, env_dropped));
-            }
-            Err(e) => return Err(e),
-        };
-        let mut prepared = prepared;
+        let mut prepared = backend.prepare(req.plan, &env.vars, &stage_argv, Some(status_write))?;
         // Root is exempt from RLIMIT_NPROC: a pids control group bounds its jail (pids.rs).
         let (_pids, pids_warning) =
             match crate::pids::confine(&mut prepared.command, req.plan.limits.processes) {
@@ -324,6 +320,17 @@ fn requested_but_dropped(env: &ChildEnv) -> Vec<String> {
         .filter(|d| d.requested)
         .map(|d| format!("pass-env {} was not passed: {}", d.name, d.reason))
         .collect()
+}
+
+/// The refusal when the backend's stage binary (cordon itself) lies inside a writable root.
+fn stage_inside_writable(backend: &dyn Backend, plan: &Plan) -> Option<LaunchError> {
+    let stage = backend.stage_binary()?;
+    let stage = std::fs::canonicalize(stage).unwrap_or_else(|_| stage.to_path_buf());
+    let root = plan.writable.iter().find(|r| stage.starts_with(r))?;
+    Some(LaunchError::StageWritable {
+        stage: stage.display().to_string(),
+        root: root.display().to_string(),
+    })
 }
 
 /// The policy hash with the seccomp filter version folded in.

@@ -267,6 +267,10 @@ impl Backend for SeatbeltBackend {
         })
     }
 
+    fn stage_binary(&self) -> Option<&Path> {
+        Some(&self.config.stage_binary)
+    }
+
     fn report(&self) -> BackendReport {
         BackendReport {
             name: NAME,

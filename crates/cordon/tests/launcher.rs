@@ -188,6 +188,9 @@ impl Backend for Liar {
             shown: Vec::new(),
         })
     }
+    fn stage_binary(&self) -> Option<&Path> {
+        Some(Path::new(env!("CARGO_BIN_EXE_cordon")))
+    }
     fn report(&self) -> BackendReport {
         BackendReport {
             name: "liar",
@@ -230,4 +233,32 @@ fn the_in_jail_self_check_stops_a_backend_that_claims_too_much() {
         })
         .collect();
     assert!(leftovers.is_empty(), "self-check file left on the host");
+}
+
+#[test]
+fn every_backend_refuses_a_writable_root_that_holds_the_stage_binary() {
+    let s = Setup::new();
+    let exe = std::fs::canonicalize(env!("CARGO_BIN_EXE_cordon")).unwrap();
+    let mut b = PolicyBuilder::new(Profile::Shell);
+    b.add_writable(
+        cordon_policy::PathSpec::from_path(exe.parent().unwrap()).unwrap(),
+        false,
+        Source::Caller,
+    );
+    let plan = s.plan(&b.build());
+    let (marker, argv) = s.marker();
+    let result = Launcher::new(vec![Box::new(Liar)])
+        .run(&request(&plan, &argv, &[]))
+        .unwrap();
+    assert_eq!(result.status, RunStatus::Refused, "{result:?}");
+    assert!(
+        result
+            .refusal
+            .as_deref()
+            .unwrap()
+            .contains("could replace it"),
+        "{:?}",
+        result.refusal
+    );
+    assert!(!marker.exists());
 }
