@@ -385,6 +385,7 @@ fn probe_jail(backend: &BwrapBackend, found: &Found) -> Result<String, String> {
             status: Some(status_read),
             inherit_stdin: false,
             hold: prepared.hold,
+            pid_to: None,
         },
     )
     .map_err(|e| format!("cannot start {}: {e}", found.path.display()))?;

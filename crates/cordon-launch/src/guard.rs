@@ -21,14 +21,17 @@
 //!   a new one.)
 //!
 //! Placeholders are created with `O_EXCL`/`mkdir` semantics and removed only when they still are
-//! exactly what was created, so a file a person writes during the run is never lost.
+//! exactly what was created, so a file a person writes during the run is never lost; their
+//! lifetime — shared between concurrent jails, removed even when the launcher is killed — is
+//! `leftovers.rs`.
 
 use std::ffi::OsString;
-use std::io::Write;
 use std::path::{Component, Path, PathBuf};
 
 use cordon_policy::paths::is_within;
 use cordon_policy::{EntryKind, Plan, ProtectedPath, SkipReason};
+
+use crate::leftovers::{Cleanup, Kind, Placeholder};
 
 /// Protected directories that get a placeholder when they are missing.
 const PLACEHOLDER_DIRS: &[&str] = &[
@@ -47,36 +50,8 @@ const COMMONDIR_SELF: &[u8] = b".\n";
 /// `config.worktree` as no settings.
 const PLACEHOLDER_FILES: &[(&str, &[u8])] = &[("config.worktree", b"")];
 
-/// Placeholders created for one run; removed on drop when unchanged.
-#[derive(Debug, Default)]
-pub(crate) struct Guard {
-    dirs: Vec<PathBuf>,
-    files: Vec<(PathBuf, &'static [u8])>,
-}
-
-/// Creates `path` holding `content`, only if nothing is there.
-fn create_file(path: &Path, content: &[u8]) -> bool {
-    std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)
-        .and_then(|mut f| f.write_all(content))
-        .is_ok()
-}
-
-impl Drop for Guard {
-    fn drop(&mut self) {
-        for (f, content) in &self.files {
-            if std::fs::read(f).is_ok_and(|b| b == *content) {
-                let _ = std::fs::remove_file(f);
-            }
-        }
-        for d in self.dirs.iter().rev() {
-            // Only an empty directory goes.
-            let _ = std::fs::remove_dir(d);
-        }
-    }
-}
+/// Every placeholder content the guard writes (the reaper accepts only these).
+pub(crate) const PLACEHOLDER_CONTENTS: &[&[u8]] = &[COMMONDIR_SELF, b""];
 
 fn is_dir(p: &Path) -> bool {
     std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir())
@@ -102,9 +77,9 @@ fn protect(plan: &mut Plan, path: PathBuf, kind: EntryKind) {
 /// The plan with the gaps closed, and the placeholders to remove after the run. With `create`
 /// false nothing is created on the host (for `cordon explain`): existing paths are protected and
 /// pinned, missing ones are left out.
-pub(crate) fn apply(plan: &Plan, create: bool) -> (Plan, Guard) {
+pub(crate) fn apply(plan: &Plan, create: bool) -> (Plan, Cleanup) {
     let mut plan = plan.clone();
-    let mut guard = Guard::default();
+    let mut guard = Cleanup::default();
     let roots = plan.writable.clone();
 
     for root in &roots {
@@ -112,9 +87,18 @@ pub(crate) fn apply(plan: &Plan, create: bool) -> (Plan, Guard) {
         if is_dir(&dot_git) {
             let commondir = dot_git.join("commondir");
             if is_file(&commondir) {
+                // Maybe another run's placeholder: hold it so that run cannot remove it under us.
+                if create
+                    && let Some(held) = Placeholder::hold(&commondir, Kind::File(COMMONDIR_SELF))
+                {
+                    guard.placeholder(held);
+                }
                 protect(&mut plan, commondir, EntryKind::File);
-            } else if create && !commondir.exists() && create_file(&commondir, COMMONDIR_SELF) {
-                guard.files.push((commondir.clone(), COMMONDIR_SELF));
+            } else if create
+                && !commondir.exists()
+                && let Ok(Some(made)) = Placeholder::create(&commondir, Kind::File(COMMONDIR_SELF))
+            {
+                guard.placeholder(made);
                 protect(&mut plan, commondir, EntryKind::File);
             }
         } else if is_file(&dot_git) {
@@ -140,14 +124,45 @@ pub(crate) fn apply(plan: &Plan, create: bool) -> (Plan, Guard) {
         if !eligible || !create {
             continue;
         }
-        if PLACEHOLDER_DIRS.contains(&name) && std::fs::create_dir(p).is_ok() {
-            guard.dirs.push(p.clone());
-            protect(&mut plan, p.clone(), EntryKind::Dir);
-        } else if let Some((_, content)) = PLACEHOLDER_FILES.iter().find(|(n, _)| *n == name)
-            && create_file(p, content)
-        {
-            guard.files.push((p.clone(), content));
-            protect(&mut plan, p.clone(), EntryKind::File);
+        let (kind, entry) = if PLACEHOLDER_DIRS.contains(&name) {
+            (Kind::Dir, EntryKind::Dir)
+        } else if let Some((_, content)) = PLACEHOLDER_FILES.iter().find(|(n, _)| *n == name) {
+            (Kind::File(content), EntryKind::File)
+        } else {
+            continue;
+        };
+        if let Ok(Some(made)) = Placeholder::create(p, kind) {
+            guard.placeholder(made);
+            protect(&mut plan, p.clone(), entry);
+        }
+    }
+    // A protected path that exists under a placeholder's name may be another run's placeholder:
+    // hold it, so that run's cleanup waits for this jail (leftovers.rs).
+    if create {
+        let held_paths: Vec<(PathBuf, Kind)> = plan
+            .protected
+            .iter()
+            .filter_map(|p| {
+                let name = p.path.file_name()?.to_str()?;
+                if PLACEHOLDER_DIRS.contains(&name) {
+                    Some((p.path.clone(), Kind::Dir))
+                } else {
+                    let (_, c) = PLACEHOLDER_FILES.iter().find(|(n, _)| *n == name)?;
+                    Some((p.path.clone(), Kind::File(c)))
+                }
+            })
+            .collect();
+        for (path, kind) in held_paths {
+            if guard.holds(&path) {
+                continue;
+            }
+            let exists = match kind {
+                Kind::Dir => is_dir(&path),
+                Kind::File(_) => is_file(&path),
+            };
+            if exists && let Some(held) = Placeholder::hold(&path, kind) {
+                guard.placeholder(held);
+            }
         }
     }
 

@@ -184,9 +184,9 @@ impl Launcher {
         if req.argv.is_empty() {
             return Err(LaunchError::EmptyCommand);
         }
-        // Close what a read-only bind of each protected path leaves open (guard.rs); placeholders
-        // it creates on the host are removed when `_guard` drops at the end of the run.
-        let (guarded, _guard) = crate::guard::apply(req.plan, true);
+        // Close what a read-only bind of each protected path leaves open (guard.rs). What it
+        // creates on the host is in `cleanup`, removed at the end of the run (leftovers.rs).
+        let (guarded, mut cleanup) = crate::guard::apply(req.plan, true);
         let req = &RunRequest {
             plan: &guarded,
             ..*req
@@ -246,14 +246,22 @@ impl Launcher {
         let stage_argv = stage::check_args(&check, req.argv);
         let mut prepared = backend.prepare(req.plan, &env.vars, &stage_argv, Some(status_write))?;
         // Root is exempt from RLIMIT_NPROC: a pids control group bounds its jail (pids.rs).
-        let (_pids, pids_warning) =
-            match crate::pids::confine(&mut prepared.command, req.plan.limits.processes) {
-                Ok(group) => (group, None),
-                Err(why) => (
-                    None,
-                    Some(format!("the process limit is not enforced for root: {why}")),
-                ),
-            };
+        let pids_warning = crate::pids::confine(
+            &mut prepared.command,
+            req.plan.limits.processes,
+            &mut cleanup,
+        )
+        .err()
+        .map(|why| format!("the process limit is not enforced for root: {why}"));
+        // From here on a reaper removes what the run created, even if this process is killed;
+        // dropping it at the end of the run waits for that (leftovers.rs).
+        let (_reaper, _cleanup, pid_to) = match backend.stage_binary() {
+            Some(binary) => match cleanup.hand_to_reaper(binary) {
+                Ok((reaper, pid_to)) => (Some(reaper), None, Some(pid_to)),
+                Err(cleanup) => (None, Some(cleanup), None),
+            },
+            None => (None, Some(cleanup), None),
+        };
         let supervised = supervise::supervise(
             prepared.command,
             Supervision {
@@ -263,6 +271,7 @@ impl Launcher {
                 status: Some(status_read),
                 inherit_stdin: req.inherit_stdin,
                 hold: prepared.hold,
+                pid_to,
             },
         )
         .map_err(LaunchError::io("starting the jail"))?;
@@ -438,6 +447,7 @@ fn run_unsandboxed(
             status: None,
             inherit_stdin: req.inherit_stdin,
             hold: Vec::new(),
+            pid_to: None,
         },
     )
     .map_err(LaunchError::io(format!(

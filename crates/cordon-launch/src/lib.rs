@@ -28,6 +28,7 @@ mod error;
 pub mod exit_codes;
 mod guard;
 mod launcher;
+mod leftovers;
 pub mod locate;
 #[cfg(all(feature = "mutants", debug_assertions))]
 mod mutant;

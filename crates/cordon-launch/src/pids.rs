@@ -13,27 +13,8 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
 
-/// A control group made for one run; removed on drop once its tasks are gone.
-#[derive(Debug)]
-pub(crate) struct PidsGroup {
-    dir: PathBuf,
-}
-
-impl Drop for PidsGroup {
-    fn drop(&mut self) {
-        // The jail's tasks are reaped as its PID namespace ends, usually within microseconds of
-        // bubblewrap's exit: retry with a short, growing pause rather than a fixed 10 ms, which
-        // doubled the cost of a short command.
-        let start = Instant::now();
-        let mut pause = Duration::from_micros(20);
-        while std::fs::remove_dir(&self.dir).is_err() && start.elapsed() < Duration::from_secs(2) {
-            std::thread::sleep(pause);
-            pause = (pause * 2).min(Duration::from_millis(20));
-        }
-    }
-}
+use crate::leftovers::Cleanup;
 
 /// The directory under which a `pids` group can be made, if any.
 fn base() -> Option<PathBuf> {
@@ -49,17 +30,19 @@ fn base() -> Option<PathBuf> {
         .then(|| v2.to_path_buf())
 }
 
-/// For root with a process limit: moves `command` into a new `pids` group at spawn. `Ok(None)`
-/// when nothing is needed; `Err` with the reason when the limit cannot be enforced this way.
+/// For root with a process limit: moves `command` into a new `pids` group at spawn, added to
+/// `cleanup` (removed once the jail's tasks are gone, `leftovers.rs`). `Ok(())` also when nothing
+/// is needed; `Err` with the reason when the limit cannot be enforced this way.
 pub(crate) fn confine(
     command: &mut Command,
     limit: Option<u64>,
-) -> Result<Option<PidsGroup>, String> {
+    cleanup: &mut Cleanup,
+) -> Result<(), String> {
     let Some(limit) = limit else {
-        return Ok(None);
+        return Ok(());
     };
     if !rustix::process::geteuid().is_root() {
-        return Ok(None);
+        return Ok(());
     }
     let base = base().ok_or("no pids control group hierarchy is available")?;
     remove_stale(&base);
@@ -69,23 +52,23 @@ pub(crate) fn confine(
         crate::backend::nonce()
     ));
     std::fs::create_dir(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let group = PidsGroup { dir };
-    std::fs::write(group.dir.join("pids.max"), limit.to_string())
-        .map_err(|e| format!("cannot set pids.max in {}: {e}", group.dir.display()))?;
+    cleanup.cgroup(dir.clone());
+    std::fs::write(dir.join("pids.max"), limit.to_string())
+        .map_err(|e| format!("cannot set pids.max in {}: {e}", dir.display()))?;
     // On cgroup v1, moving only the calling thread (`tasks`, written by the single-threaded child
     // between fork and exec) skips the kernel's global thread-group lock, whose RCU wait made
     // every root-run command 15-20 ms slower through `cgroup.procs`. v2 has no `tasks` file.
-    let join = if group.dir.join("tasks").exists() {
+    let join = if dir.join("tasks").exists() {
         "tasks"
     } else {
         "cgroup.procs"
     };
     let procs = std::fs::OpenOptions::new()
         .write(true)
-        .open(group.dir.join(join))
-        .map_err(|e| format!("cannot open {}/{join}: {e}", group.dir.display()))?;
+        .open(dir.join(join))
+        .map_err(|e| format!("cannot open {}/{join}: {e}", dir.display()))?;
     crate::sys::join_cgroup_before_exec(command, procs.into());
-    Ok(Some(group))
+    Ok(())
 }
 
 /// Removes the empty groups of launchers that died without cleaning up (killed by a signal).

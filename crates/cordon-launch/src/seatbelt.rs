@@ -321,6 +321,7 @@ fn probe_sandbox(backend: &SeatbeltBackend, binary: &Path) -> Result<String, Str
             status: Some(status_read),
             inherit_stdin: false,
             hold: vec![status_write],
+            pid_to: None,
         },
     )
     .map_err(|e| format!("cannot start {}: {e}", binary.display()))?;

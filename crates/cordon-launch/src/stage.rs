@@ -75,6 +75,8 @@ pub fn run_if_stage(args: &[OsString]) {
     let code = match args.get(1).and_then(|m| m.to_str()) {
         Some("check") => check_then_exec(&args[2..]),
         Some("probe") => probe(&args[2..]),
+        // Not in a jail: the host-side reaper of a run's leftovers (leftovers.rs).
+        Some("reap") => crate::leftovers::reap_main(&args[2..]),
         _ => {
             eprintln!("cordon stage: unknown mode");
             126

@@ -56,6 +56,9 @@ pub struct Supervision {
     /// Descriptors the child inherits; closed here right after the spawn, so that EOF on the
     /// status pipe means the stage and everything that inherited it are gone.
     pub hold: Vec<OwnedFd>,
+    /// Gets the child's pid in decimal right after the spawn, then is closed (the leftovers
+    /// reaper waits on it); closed unwritten when the spawn fails.
+    pub pid_to: Option<OwnedFd>,
 }
 
 /// The result of supervising one process.
@@ -119,6 +122,9 @@ pub fn supervise(mut command: Command, sup: Supervision) -> std::io::Result<Supe
     let start = Instant::now();
     let spawned = command.spawn();
     drop(sup.hold);
+    if let (Some(fd), Ok(child)) = (sup.pid_to, &spawned) {
+        let _ = std::fs::File::from(fd).write_all(format!("{}\n", child.id()).as_bytes());
+    }
     let mut child: Child = spawned?;
     let pgid = rustix::process::Pid::from_child(&child);
     let forward = sup.forward == Forward::ToOwnStdio;

@@ -55,7 +55,16 @@ fn rlimits(limits: &Limits) -> Vec<Rlimit> {
 /// limits, and inherit no descriptor but stdio and `keep` (every other one is marked
 /// close-on-exec, so std's own exec-status pipe keeps working).
 pub fn prepare_child(command: &mut Command, limits: &Limits, keep: &[RawFd]) {
-    let limits = rlimits(limits);
+    spawn_hook(command, rlimits(limits), keep);
+}
+
+/// Like [`prepare_child`] without resource limits: its own process group, and no descriptor
+/// inherited but stdio and `keep` (for the leftovers reaper).
+pub(crate) fn inherit_only(command: &mut Command, keep: &[RawFd]) {
+    spawn_hook(command, Vec::new(), keep);
+}
+
+fn spawn_hook(command: &mut Command, limits: Vec<Rlimit>, keep: &[RawFd]) {
     let mut keep: Vec<RawFd> = keep.to_vec();
     keep.sort_unstable();
     command.process_group(0);
