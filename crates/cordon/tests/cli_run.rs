@@ -342,3 +342,84 @@ fn a_workspace_that_contains_cordon_itself_is_refused() {
         text(&out.stderr)
     );
 }
+
+/// Every entry under `dir` with its size and mode, for before/after comparisons.
+fn listing(dir: &Path) -> Vec<(PathBuf, u64, u32)> {
+    use std::os::unix::fs::MetadataExt;
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let e = e.unwrap();
+            let m = std::fs::symlink_metadata(e.path()).unwrap();
+            if m.is_dir() {
+                stack.push(e.path());
+            }
+            out.push((e.path(), if m.is_dir() { 0 } else { m.len() }, m.mode()));
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn concurrent_jails_share_placeholders_and_leave_the_workspace_as_found() {
+    let j = Jail::new();
+    let before = listing(&j.work);
+    // The first jail creates the placeholders and ends while a second one, which joined them,
+    // still runs; the second then tries to create `.vscode/tasks.json`. The first one's cleanup
+    // must not pull the placeholder from under the second.
+    let first = j
+        .cmd(&["run", "--", "/bin/sh", "-c", "sleep 0.8"])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let long = j
+        .cmd(&[
+            "run",
+            "--",
+            "/bin/sh",
+            "-c",
+            "sleep 1.5; mkdir -p .vscode; echo x > .vscode/tasks.json && echo WROTE; echo end",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let first = first.wait_with_output().unwrap();
+    assert_eq!(first.status.code(), Some(0));
+    let long = long.wait_with_output().unwrap();
+    let stdout = text(&long.stdout);
+    assert!(stdout.contains("end"), "{stdout} {}", text(&long.stderr));
+    assert!(
+        !stdout.contains("WROTE"),
+        "the long jail created .vscode/tasks.json after the short one finished"
+    );
+    assert_eq!(
+        listing(&j.work),
+        before,
+        "the runs left something behind or changed the workspace"
+    );
+}
+
+#[test]
+fn a_mask_on_a_missing_path_in_the_workspace_creates_nothing() {
+    let j = Jail::new();
+    let config = j.home.path().join(".config/cordon");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(
+        config.join("config.toml"),
+        format!(
+            "[filesystem]\ndeny_read = [\"{}\", \"{}\"]\n",
+            j.work.join(".env").display(),
+            j.work.join("secrets").display()
+        ),
+    )
+    .unwrap();
+    let before = listing(&j.work);
+    let out = j.run(&["run", "--", "/bin/sh", "-c", "ls -a; echo end"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("end") && !stdout.contains(".env"), "{stdout}");
+    assert_eq!(listing(&j.work), before);
+}
