@@ -34,7 +34,7 @@
 //! ```
 //! use cordon_seccomp::{Action, Arch, FILTER_VERSION, FilterSpec, compile, rule_table};
 //!
-//! let spec = FilterSpec { arch: Arch::X86_64, deny_sockets: true };
+//! let spec = FilterSpec { arch: Arch::X86_64, deny_sockets: true, keep_process_group: false };
 //!
 //! // What bubblewrap reads from the descriptor given to `--seccomp`.
 //! let filter = compile(&spec)?;
@@ -64,7 +64,7 @@ pub use rules::{Action, Condition, Rule, rule_table};
 
 /// The version of the filter's meaning. Bump it whenever a rule is added, removed or changed, so
 /// that policy hashes and `cordon doctor` tell old filters from new ones.
-pub const FILTER_VERSION: u32 = 2;
+pub const FILTER_VERSION: u32 = 3;
 
 /// What to build a filter for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -73,6 +73,10 @@ pub struct FilterSpec {
     pub arch: Arch,
     /// The network is denied: refuse `socket(2)` for every domain.
     pub deny_sockets: bool,
+    /// No namespace holds the jail's processes (the Landlock backend): refuse `setsid(2)` and
+    /// `setpgid(2)`, so every process the command starts stays in the process group the launcher
+    /// kills when the run ends.
+    pub keep_process_group: bool,
 }
 
 impl FilterSpec {
@@ -85,6 +89,15 @@ impl FilterSpec {
         Ok(FilterSpec {
             arch: Arch::host()?,
             deny_sockets,
+            keep_process_group: false,
         })
+    }
+
+    /// The same spec for a jail without a PID namespace (see [`FilterSpec::keep_process_group`]).
+    pub fn without_pid_namespace(self) -> FilterSpec {
+        FilterSpec {
+            keep_process_group: true,
+            ..self
+        }
     }
 }

@@ -335,6 +335,18 @@ const SOCKET_DENIAL: Denial = eperm(
      connectable through a read-only bind; socketpair(2) stays allowed",
 );
 
+const PROCESS_GROUP_DENIALS: [Denial; 2] = [
+    eperm(
+        "setsid",
+        "no PID namespace holds the jail: a new session would leave the process group that the \
+         launcher kills when the run ends",
+    ),
+    eperm(
+        "setpgid",
+        "no PID namespace holds the jail: another process group would outlive the run",
+    ),
+];
+
 /// The filter for `spec`, row by row, in the order the program decides.
 ///
 /// The first rows refuse foreign ABIs; then come the per-call rules (a call that matches one of
@@ -365,7 +377,12 @@ pub fn rule_table(spec: &FilterSpec) -> Vec<Rule> {
         });
     }
     let socket = spec.deny_sockets.then_some(&SOCKET_DENIAL);
-    for denial in ALWAYS_DENIED.iter().chain(socket) {
+    let group: &[Denial] = if spec.keep_process_group {
+        &PROCESS_GROUP_DENIALS
+    } else {
+        &[]
+    };
+    for denial in ALWAYS_DENIED.iter().chain(socket).chain(group) {
         let (number, action) = match syscalls::lookup(arch, denial.syscall) {
             Lookup::Number(number) => (Some(number), denial.action),
             // An unknown name is a bug in the tables; `compile` reports it as an error.
@@ -395,7 +412,21 @@ mod tests {
     use super::*;
 
     fn spec(arch: Arch, deny_sockets: bool) -> FilterSpec {
-        FilterSpec { arch, deny_sockets }
+        FilterSpec {
+            arch,
+            deny_sockets,
+            keep_process_group: false,
+        }
+    }
+
+    #[test]
+    fn process_group_rules_follow_the_spec() {
+        let has =
+            |spec: FilterSpec, name: &str| rule_table(&spec).iter().any(|r| r.syscall == name);
+        let plain = spec(Arch::X86_64, true);
+        assert!(!has(plain, "setsid") && !has(plain, "setpgid"));
+        let alone = plain.without_pid_namespace();
+        assert!(has(alone, "setsid") && has(alone, "setpgid"));
     }
 
     #[test]

@@ -42,6 +42,9 @@ const TABLE: &[(&str, Option<u32>, Option<u32>)] = &[
     ("add_key", Some(248), Some(217)),
     ("request_key", Some(249), Some(218)),
     ("keyctl", Some(250), Some(219)),
+    // Sessions and process groups (the Landlock backend's filter).
+    ("setsid", Some(112), Some(157)),
+    ("setpgid", Some(109), Some(154)),
     // Kernel modules and kexec.
     ("init_module", Some(175), Some(105)),
     ("finit_module", Some(313), Some(273)),
@@ -160,6 +163,8 @@ mod tests {
             ("add_key", libc::SYS_add_key),
             ("request_key", libc::SYS_request_key),
             ("keyctl", libc::SYS_keyctl),
+            ("setsid", libc::SYS_setsid),
+            ("setpgid", libc::SYS_setpgid),
             ("init_module", libc::SYS_init_module),
             ("finit_module", libc::SYS_finit_module),
             ("delete_module", libc::SYS_delete_module),

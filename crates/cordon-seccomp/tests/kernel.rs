@@ -64,6 +64,8 @@ enum Expect {
 struct Case {
     name: &'static str,
     deny_sockets: bool,
+    /// Installed with `without_pid_namespace()` (the Landlock backend's filter).
+    alone: bool,
     expect: Expect,
     probe: fn() -> Outcome,
 }
@@ -121,6 +123,7 @@ fn cases() -> Vec<Case> {
     let deny = |name, expect, probe| Case {
         name,
         deny_sockets: true,
+        alone: false,
         expect,
         probe,
     };
@@ -336,14 +339,31 @@ fn cases() -> Vec<Case> {
         Case {
             name: "socket(AF_INET), network allowed",
             deny_sockets: false,
+            alone: false,
             expect: Works,
             probe: || socket(libc::AF_INET),
         },
         Case {
             name: "socket(AF_UNIX), network allowed",
             deny_sockets: false,
+            alone: false,
             expect: Works,
             probe: || socket(libc::AF_UNIX),
+        },
+        // Without a PID namespace (the Landlock backend) nothing leaves the process group.
+        Case {
+            name: "setsid, no PID namespace",
+            deny_sockets: true,
+            alone: true,
+            expect: Denied(eperm),
+            probe: || in_child(|| raw(libc::SYS_setsid, [0; 6])),
+        },
+        Case {
+            name: "setpgid(0, 0), no PID namespace",
+            deny_sockets: true,
+            alone: true,
+            expect: Denied(eperm),
+            probe: || in_child(|| raw(libc::SYS_setpgid, [0; 6])),
         },
         // What the filter leaves alone.
         deny("clone(CLONE_THREAD) reaches the kernel", Untouched, || {
@@ -424,6 +444,28 @@ fn cases() -> Vec<Case> {
         deny("i386 getpid (int 0x80)", Killed, int80_getpid),
     ]);
     cases
+}
+
+/// Runs `probe` in a forked child (for calls that would change this process's session or group,
+/// which the parent's wait relies on), reporting 0 for success and the errno otherwise.
+fn in_child(probe: fn() -> Outcome) -> Outcome {
+    // SAFETY: the test child is single-threaded; the forked child only makes raw system calls
+    // and exits.
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        let code = match probe() {
+            Outcome::Ok(_) => 0,
+            Outcome::Errno(e) => e,
+            Outcome::Killed(_) => 255,
+        };
+        // SAFETY: ends the forked child without running the parent's destructors.
+        unsafe { libc::_exit(code) };
+    }
+    match wait_exit_code(pid) {
+        Outcome::Ok(0) => Outcome::Ok(0),
+        Outcome::Ok(code) => Outcome::Errno(code as i32),
+        other => other,
+    }
 }
 
 fn clone_flags(flags: c_ulong) -> Outcome {
@@ -564,7 +606,7 @@ fn child(request: &str) -> ExitCode {
         return ExitCode::from(2);
     };
     if mode == "filtered"
-        && let Err(message) = install(case.deny_sockets)
+        && let Err(message) = install(case.deny_sockets, case.alone)
     {
         println!("APPLY-FAILED {message}");
         return ExitCode::from(3);
@@ -578,8 +620,13 @@ fn child(request: &str) -> ExitCode {
 }
 
 /// Loads the host filter from its bytes, as bubblewrap would.
-fn install(deny_sockets: bool) -> Result<(), String> {
+fn install(deny_sockets: bool, alone: bool) -> Result<(), String> {
     let spec = FilterSpec::for_host(deny_sockets).map_err(|err| err.to_string())?;
+    let spec = if alone {
+        spec.without_pid_namespace()
+    } else {
+        spec
+    };
     let filter = compile(&spec).map_err(|err| err.to_string())?;
     let program: Vec<seccompiler::sock_filter> = filter
         .bytes()

@@ -6,7 +6,11 @@ use super::*;
 use crate::bpf::eval::{self, Data};
 
 fn spec(arch: Arch, deny_sockets: bool) -> FilterSpec {
-    FilterSpec { arch, deny_sockets }
+    FilterSpec {
+        arch,
+        deny_sockets,
+        keep_process_group: false,
+    }
 }
 
 fn all_specs() -> Vec<FilterSpec> {
@@ -41,7 +45,7 @@ fn every_spec_compiles_to_whole_instructions() {
 
 #[test]
 fn version_is_recorded() {
-    assert_eq!(FILTER_VERSION, 2);
+    assert_eq!(FILTER_VERSION, 3);
     assert_eq!(
         compile(&spec(Arch::Aarch64, true)).unwrap().version(),
         FILTER_VERSION
