@@ -27,6 +27,9 @@ pub struct Prepared {
     pub hold: Vec<OwnedFd>,
     /// The full argument list, for `cordon explain`.
     pub shown: Vec<OsString>,
+    /// A private temporary directory made for the run on the host (the Landlock backend),
+    /// removed when dropped unless the launcher hands it to the leftovers reaper.
+    pub scratch: Option<crate::landlock::Scratch>,
 }
 
 /// What `cordon doctor` reports of a backend.
@@ -312,6 +315,7 @@ impl Backend for BwrapBackend {
             command,
             hold,
             shown,
+            scratch: None,
         })
     }
 

@@ -14,6 +14,9 @@ pub enum LaunchError {
     /// The seccomp filter could not be built.
     #[error(transparent)]
     Seccomp(#[from] cordon_seccomp::SeccompError),
+    /// The Landlock rules could not be built or created.
+    #[error(transparent)]
+    Landlock(#[from] cordon_landlock::LandlockError),
     /// The stage binary (cordon itself) lies inside a writable root: the jailed command could
     /// replace the program that checks the next jail.
     #[error(

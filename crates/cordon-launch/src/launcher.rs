@@ -13,6 +13,7 @@ use serde::Serialize;
 
 use crate::backend::{Backend, BackendReport, BwrapBackend, BwrapConfig};
 use crate::error::LaunchError;
+use crate::landlock::{LandlockBackend, LandlockConfig};
 use crate::probe::ProbeOutcome;
 use crate::stage::{self, SelfCheck};
 use crate::supervise::{self, Exit, Forward, Supervision};
@@ -105,8 +106,36 @@ impl std::fmt::Debug for Launcher {
     }
 }
 
+/// Which backends a Linux launcher may use (`cordon run --backend`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BackendChoice {
+    /// bubblewrap when its probe proves enforcement, else Landlock when its own probe does.
+    #[default]
+    Auto,
+    /// bubblewrap only.
+    Bwrap,
+    /// The Landlock backend only.
+    Landlock,
+}
+
+impl std::str::FromStr for BackendChoice {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<BackendChoice, String> {
+        match s {
+            "auto" => Ok(BackendChoice::Auto),
+            "bwrap" | "bubblewrap" => Ok(BackendChoice::Bwrap),
+            "landlock" => Ok(BackendChoice::Landlock),
+            other => Err(format!(
+                "unknown backend {other:?}: expected auto, bwrap or landlock"
+            )),
+        }
+    }
+}
+
 /// The ways out printed with every "no enforcing backend" refusal.
-pub const WAYS_OUT: &str = "ways out: install bubblewrap (apt-get install bubblewrap) and allow user namespaces; \
+pub const WAYS_OUT: &str = "ways out: install bubblewrap (apt-get install bubblewrap) and allow user namespaces, \
+or run on a kernel with Landlock enabled (the `landlock` backend); \
 or set `[backend] unavailable = \"warn\"` in your global configuration to run without a jail, which is reported on every run";
 
 impl Launcher {
@@ -115,9 +144,36 @@ impl Launcher {
         Launcher { backends }
     }
 
-    /// The Linux launcher: bubblewrap.
+    /// The Linux launcher: bubblewrap, else the Landlock backend (`BackendChoice::Auto`).
     pub fn linux(config: BwrapConfig) -> Launcher {
-        Launcher::new(vec![Box::new(BwrapBackend::discover(config))])
+        Launcher::linux_with(config, BackendChoice::Auto)
+    }
+
+    /// The Linux launcher with the backends `choice` allows, in order of preference.
+    pub fn linux_with(config: BwrapConfig, choice: BackendChoice) -> Launcher {
+        let landlock = || {
+            Box::new(LandlockBackend::discover(LandlockConfig {
+                stage_binary: config.stage_binary.clone(),
+                home: config.home.clone(),
+                cache_file: config.cache_file.as_ref().map(|f| {
+                    let name = f
+                        .file_name()
+                        .map(|n| format!("landlock-{}", n.to_string_lossy()))
+                        .unwrap_or_else(|| "landlock-probe.json".into());
+                    f.with_file_name(name)
+                }),
+                probe_timeout: config.probe_timeout,
+                temp_root: std::env::temp_dir(),
+            })) as Box<dyn Backend>
+        };
+        let backends: Vec<Box<dyn Backend>> = match choice {
+            BackendChoice::Auto => {
+                vec![Box::new(BwrapBackend::discover(config.clone())), landlock()]
+            }
+            BackendChoice::Bwrap => vec![Box::new(BwrapBackend::discover(config.clone()))],
+            BackendChoice::Landlock => vec![landlock()],
+        };
+        Launcher::new(backends)
     }
 
     /// Default configuration for a launcher whose stage is `stage_binary`.
@@ -245,6 +301,9 @@ impl Launcher {
         };
         let stage_argv = stage::check_args(&check, req.argv);
         let mut prepared = backend.prepare(req.plan, &env.vars, &stage_argv, Some(status_write))?;
+        if let Some(dir) = prepared.scratch.as_mut().and_then(|s| s.take()) {
+            cleanup.scratch(dir);
+        }
         // Root is exempt from RLIMIT_NPROC: a pids control group bounds its jail (pids.rs).
         let pids_warning = crate::pids::confine(
             &mut prepared.command,

@@ -65,6 +65,8 @@ pub(crate) struct Placeholder {
 enum Leftover {
     Placeholder(Placeholder),
     Cgroup(PathBuf),
+    /// A private temporary directory (the Landlock backend's), removed with its content.
+    Scratch(PathBuf),
 }
 
 fn same_inode(fd: &OwnedFd, path: &Path) -> bool {
@@ -211,6 +213,11 @@ impl Cleanup {
             .any(|i| matches!(i, Leftover::Placeholder(p) if p.path == path))
     }
 
+    /// Adds a private temporary directory, removed with everything in it.
+    pub(crate) fn scratch(&mut self, dir: PathBuf) {
+        self.items.push(Leftover::Scratch(dir));
+    }
+
     /// Adds a control group directory.
     pub(crate) fn cgroup(&mut self, dir: PathBuf) {
         self.items.push(Leftover::Cgroup(dir));
@@ -243,6 +250,10 @@ impl Cleanup {
                 }
                 Leftover::Cgroup(dir) => {
                     args.push("c".into());
+                    args.push(dir.clone().into_os_string());
+                }
+                Leftover::Scratch(dir) => {
+                    args.push("t".into());
                     args.push(dir.clone().into_os_string());
                 }
             }
@@ -286,6 +297,9 @@ fn release_all(items: Vec<Leftover>) {
         match item {
             Leftover::Placeholder(p) => p.release(),
             Leftover::Cgroup(dir) => remove_cgroup(&dir),
+            Leftover::Scratch(dir) => {
+                let _ = std::fs::remove_dir_all(dir);
+            }
         }
     }
 }
@@ -376,6 +390,9 @@ fn wait_for_jail(launcher: &OwnedFd) {
             Some(d) if Instant::now() >= d => return,
             Some(_) => {}
             None if !fds[1].revents().is_empty() => {
+                // The launcher is gone and the jail is not: end its whole process group (the
+                // jail leads it). Its leader is alive, so the group id cannot have been reused.
+                let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
                 deadline = Some(Instant::now() + AFTER_LAUNCHER);
             }
             None => {}
@@ -418,11 +435,16 @@ fn parse(args: &[OsString]) -> Option<Vec<Leftover>> {
                 }));
                 rest = tail;
             }
-            b"c" => {
+            b"c" | b"t" => {
                 let [dir, tail @ ..] = tail else {
                     return None;
                 };
-                items.push(Leftover::Cgroup(PathBuf::from(dir)));
+                let dir = PathBuf::from(dir);
+                items.push(if tag == "c" {
+                    Leftover::Cgroup(dir)
+                } else {
+                    Leftover::Scratch(dir)
+                });
                 rest = tail;
             }
             _ => return None,

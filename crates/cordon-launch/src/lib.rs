@@ -27,6 +27,7 @@ mod backend;
 mod error;
 pub mod exit_codes;
 mod guard;
+pub mod landlock;
 mod launcher;
 mod leftovers;
 pub mod locate;
@@ -42,8 +43,10 @@ pub mod violations;
 
 pub use backend::{Backend, BackendReport, BwrapBackend, BwrapConfig, Prepared};
 pub use error::LaunchError;
+pub use landlock::{LandlockBackend, LandlockConfig};
 pub use launcher::{
-    Launcher, RunRequest, RunResult, RunStatus, Stream, WAYS_OUT, policy_hash, self_check,
+    BackendChoice, Launcher, RunRequest, RunResult, RunStatus, Stream, WAYS_OUT, policy_hash,
+    self_check,
 };
 pub use probe::ProbeOutcome;
 pub use seatbelt::{SeatbeltBackend, SeatbeltConfig};

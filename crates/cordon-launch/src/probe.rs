@@ -72,6 +72,25 @@ impl ProbeKey {
     }
 }
 
+impl ProbeKey {
+    /// The key for the Landlock backend at ABI `abi`, run by this user on this kernel.
+    pub fn for_landlock(abi: u32) -> ProbeKey {
+        let mut h = Sha256::new();
+        h.update(format!(
+            "cordon {} seccomp {} landlock {abi}\neuid {}\n",
+            env!("CARGO_PKG_VERSION"),
+            cordon_seccomp::FILTER_VERSION,
+            rustix::process::geteuid().as_raw()
+        ));
+        let uts = rustix::system::uname();
+        h.update(uts.release().to_bytes());
+        h.update(uts.version().to_bytes());
+        h.update(std::fs::read("/proc/sys/kernel/seccomp/actions_avail").unwrap_or_default());
+        let digest = h.finalize();
+        ProbeKey(digest.iter().map(|b| format!("{b:02x}")).collect())
+    }
+}
+
 fn process_cache() -> &'static Mutex<HashMap<ProbeKey, ProbeOutcome>> {
     static CACHE: OnceLock<Mutex<HashMap<ProbeKey, ProbeOutcome>>> = OnceLock::new();
     CACHE.get_or_init(|| Mutex::new(HashMap::new()))
@@ -168,7 +187,11 @@ pub fn write_file_cache(path: &Path, entry: &FileCacheEntry) {
     let Ok(text) = serde_json::to_string(entry) else {
         return;
     };
-    let tmp = dir.join(format!(".probe-{}.tmp", std::process::id()));
+    let tmp = dir.join(format!(
+        ".probe-{}-{}.tmp",
+        std::process::id(),
+        crate::backend::nonce()
+    ));
     if std::fs::write(&tmp, text).is_ok() {
         let _ = std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o600));
         let _ = std::fs::rename(&tmp, path);

@@ -264,6 +264,7 @@ impl Backend for SeatbeltBackend {
             command,
             hold,
             shown,
+            scratch: None,
         })
     }
 

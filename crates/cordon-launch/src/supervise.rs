@@ -161,6 +161,9 @@ pub fn supervise(mut command: Command, sup: Supervision) -> std::io::Result<Supe
     };
     let exit = match waited {
         Some(status) => {
+            // What the command left running in its process group goes with it (a jail without a
+            // PID namespace cannot leave the group: seccomp refuses setsid and setpgid).
+            let _ = rustix::process::kill_process_group(pgid, rustix::process::Signal::KILL);
             let status = status?;
             match (status.code(), status.signal()) {
                 (Some(code), _) => Exit::Code(code),

@@ -166,3 +166,133 @@ pub fn join_cgroup_before_exec(command: &mut Command, procs: OwnedFd) {
         });
     }
 }
+
+/// `capset(2)`'s header (`_LINUX_CAPABILITY_VERSION_3`).
+#[repr(C)]
+struct CapHeader {
+    version: u32,
+    pid: i32,
+}
+
+/// One half of `capset(2)`'s data (version 3 takes two).
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct CapData {
+    effective: u32,
+    permitted: u32,
+    inheritable: u32,
+}
+
+/// `SECBIT_NOROOT`, `SECBIT_NO_SETUID_FIXUP` and `SECBIT_NO_CAP_AMBIENT_RAISE`, each locked: uid 0
+/// gains no capability on exec, and none can be raised again.
+const SECURE_BITS: libc::c_ulong = 0x01 | 0x02 | 0x04 | 0x08 | 0x40 | 0x80;
+
+/// Root's capabilities, all gone for good: bounding set, ambient set, and the process's own sets.
+/// Async-signal-safe (only `prctl` and `capset`).
+fn drop_capabilities(last_cap: libc::c_ulong) -> std::io::Result<()> {
+    // SAFETY: prctl and capset with integer arguments and pointers to live stack values.
+    unsafe {
+        if libc::prctl(libc::PR_SET_SECUREBITS, SECURE_BITS, 0, 0, 0) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        for cap in 0..=last_cap {
+            if libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) != 0
+                && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINVAL)
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+        let clear_all = libc::PR_CAP_AMBIENT_CLEAR_ALL as libc::c_ulong;
+        if libc::prctl(libc::PR_CAP_AMBIENT, clear_all, 0, 0, 0) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let header = CapHeader {
+            version: 0x2008_0522,
+            pid: 0,
+        };
+        let data = [CapData {
+            effective: 0,
+            permitted: 0,
+            inheritable: 0,
+        }; 2];
+        if libc::syscall(libc::SYS_capset, &header, data.as_ptr()) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// The highest capability number this kernel knows (`/proc/sys/kernel/cap_last_cap`).
+fn last_capability() -> libc::c_ulong {
+    std::fs::read_to_string("/proc/sys/kernel/cap_last_cap")
+        .ok()
+        .and_then(|t| t.trim().parse().ok())
+        .unwrap_or(63)
+}
+
+/// The Landlock backend's confinement, applied in the child between fork and exec, after
+/// [`prepare_child`]'s hook: die with the launcher, drop every capability (`drop_caps`, for
+/// root), no-new-privileges and the Landlock ruleset, then the seccomp program `filter` (the
+/// bytes `cordon-seccomp` compiled). A failing step fails the spawn: nothing runs.
+pub(crate) fn confine_alone(
+    command: &mut Command,
+    ruleset: cordon_landlock::Ruleset,
+    filter: &[u8],
+    drop_caps: bool,
+) {
+    let program: Vec<libc::sock_filter> = filter
+        .chunks_exact(8)
+        .map(|c| libc::sock_filter {
+            code: u16::from_ne_bytes([c[0], c[1]]),
+            jt: c[2],
+            jf: c[3],
+            k: u32::from_ne_bytes([c[4], c[5], c[6], c[7]]),
+        })
+        .collect();
+    let len = u16::try_from(program.len()).unwrap_or(u16::MAX);
+    let last_cap = last_capability();
+    let parent = rustix::process::getpid().as_raw_nonzero().get();
+    // SAFETY: the closure runs between fork and exec in the child. It makes raw system calls
+    // (prctl, getppid, capset, landlock_restrict_self) on values computed before the fork,
+    // allocates nothing and takes no locks, so it is async-signal-safe.
+    unsafe {
+        command.pre_exec(move || {
+            if libc::prctl(
+                libc::PR_SET_PDEATHSIG,
+                libc::SIGKILL as libc::c_ulong,
+                0,
+                0,
+                0,
+            ) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            if libc::getppid() != parent {
+                // The launcher died before the signal was armed.
+                return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+            }
+            if drop_caps {
+                drop_capabilities(last_cap)?;
+            }
+            ruleset
+                .restrict_self()
+                .map_err(|e| std::io::Error::from_raw_os_error(e.errno))?;
+            let prog = libc::sock_fprog {
+                len,
+                filter: program.as_ptr().cast_mut(),
+            };
+            let mode = libc::SECCOMP_MODE_FILTER as libc::c_ulong;
+            if libc::prctl(
+                libc::PR_SET_SECCOMP,
+                mode,
+                &prog as *const libc::sock_fprog,
+                0,
+                0,
+            ) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}

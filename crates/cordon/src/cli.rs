@@ -121,6 +121,10 @@ pub struct RunOptions {
     /// Network.
     #[arg(long, value_enum)]
     pub network: Option<NetworkArg>,
+    /// Linux backend: `auto` uses bubblewrap, else Landlock, whichever's probe proves it
+    /// enforces first; `bwrap` and `landlock` use only that one (refused when it does not).
+    #[arg(long, value_enum, default_value = "auto")]
+    pub backend: BackendArg,
     /// An explicit variable set inside the jail (repeatable).
     #[arg(long = "env", value_name = "KEY=VALUE")]
     pub env: Vec<String>,
@@ -144,6 +148,28 @@ pub struct RunArgs {
     /// Print one JSON object instead of streaming output (schema in docs/cli.md).
     #[arg(long)]
     pub json: bool,
+}
+
+/// `--backend`.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum BackendArg {
+    /// bubblewrap, else Landlock.
+    Auto,
+    /// bubblewrap only.
+    Bwrap,
+    /// Landlock and seccomp only, no helper program (see docs/backends.md for its limits).
+    Landlock,
+}
+
+impl BackendArg {
+    /// The launcher's choice.
+    pub fn choice(self) -> cordon_launch::BackendChoice {
+        match self {
+            BackendArg::Auto => cordon_launch::BackendChoice::Auto,
+            BackendArg::Bwrap => cordon_launch::BackendChoice::Bwrap,
+            BackendArg::Landlock => cordon_launch::BackendChoice::Landlock,
+        }
+    }
 }
 
 /// `--platform`.

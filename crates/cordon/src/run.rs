@@ -46,22 +46,26 @@ pub fn plan_for(options: &RunOptions) -> Result<(Context, Plan), CliError> {
     Ok((ctx, plan))
 }
 
-fn launcher(ctx: &Context) -> Result<Launcher, CliError> {
+fn launcher(ctx: &Context, options: &RunOptions) -> Result<Launcher, CliError> {
     let exe = std::env::current_exe().map_err(CliError::CurrentDir)?;
     let xdg_cache_home = std::env::var_os("XDG_CACHE_HOME");
     if SeatbeltBackend::is_platform_backend() {
         let config = SeatbeltConfig::new(exe, ctx.home.clone(), xdg_cache_home);
         return Ok(cordon_launch::seatbelt::launcher(config));
     }
-    Ok(linux_launcher(ctx, exe, xdg_cache_home))
+    Ok(linux_launcher(ctx, options, exe, xdg_cache_home))
 }
 
-fn linux_launcher(ctx: &Context, exe: PathBuf, xdg_cache_home: Option<OsString>) -> Launcher {
-    Launcher::linux(Launcher::default_config(
-        exe,
-        ctx.home.clone(),
-        xdg_cache_home,
-    ))
+fn linux_launcher(
+    ctx: &Context,
+    options: &RunOptions,
+    exe: PathBuf,
+    xdg_cache_home: Option<OsString>,
+) -> Launcher {
+    Launcher::linux_with(
+        Launcher::default_config(exe, ctx.home.clone(), xdg_cache_home),
+        options.backend.choice(),
+    )
 }
 
 /// Runs `cordon run`; returns the exit code.
@@ -70,7 +74,7 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<u8, CliError> {
         return Ok(code);
     }
     let (ctx, plan) = plan_for(&args.options)?;
-    let launcher = launcher(&ctx)?;
+    let launcher = launcher(&ctx, &args.options)?;
     let host_env = cordon_env::host_snapshot();
     let result = launcher.run(&RunRequest {
         plan: &plan,
@@ -136,7 +140,7 @@ pub fn explain(args: &ExplainArgs, out: &mut dyn Write) -> Result<(), CliError> 
         }
         return Ok(());
     }
-    let launcher = linux_launcher(&ctx, exe, std::env::var_os("XDG_CACHE_HOME"));
+    let launcher = linux_launcher(&ctx, &args.options, exe, std::env::var_os("XDG_CACHE_HOME"));
     let list = launcher.explain(&plan, &args.options.command, &host_env)?;
     let mut hide_next = false;
     let mut after_setenv = 0u8;

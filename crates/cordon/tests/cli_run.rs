@@ -420,6 +420,9 @@ fn a_mask_on_a_missing_path_in_the_workspace_creates_nothing() {
     let out = j.run(&["run", "--", "/bin/sh", "-c", "ls -a; echo end"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
-    assert!(stdout.contains("end") && !stdout.contains(".env"), "{stdout}");
+    assert!(
+        stdout.contains("end") && !stdout.contains(".env"),
+        "{stdout}"
+    );
     assert_eq!(listing(&j.work), before);
 }

@@ -13,8 +13,8 @@ use std::process::Command;
 
 use cordon_launch::supervise::Forward;
 use cordon_launch::{
-    Backend, BackendReport, BwrapBackend, LaunchError, Launcher, Prepared, ProbeOutcome,
-    RunRequest, RunStatus,
+    Backend, BackendChoice, BackendReport, BwrapBackend, LaunchError, Launcher, Prepared,
+    ProbeOutcome, RunRequest, RunStatus,
 };
 use cordon_policy::{
     Invocation, Plan, Policy, PolicyBuilder, Profile, RealHost, Source, Unavailable,
@@ -78,7 +78,10 @@ fn request<'a>(
 #[test]
 fn no_trusted_bubblewrap_refuses_with_the_reason_and_the_ways_out() {
     let s = Setup::new();
-    let launcher = Launcher::linux(s.config(&["/nonexistent/bwrap", "/tmp"]));
+    let launcher = Launcher::linux_with(
+        s.config(&["/nonexistent/bwrap", "/tmp"]),
+        BackendChoice::Bwrap,
+    );
     let plan = s.plan(&Policy::for_profile(Profile::Shell));
     let (marker, argv) = s.marker();
     let result = launcher.run(&request(&plan, &argv, &[])).unwrap();
@@ -95,7 +98,7 @@ fn no_trusted_bubblewrap_refuses_with_the_reason_and_the_ways_out() {
 #[test]
 fn warn_runs_unsandboxed_only_when_set_and_says_so() {
     let s = Setup::new();
-    let launcher = Launcher::linux(s.config(&["/nonexistent/bwrap"]));
+    let launcher = Launcher::linux_with(s.config(&["/nonexistent/bwrap"]), BackendChoice::Bwrap);
     let mut b = PolicyBuilder::new(Profile::Shell);
     b.set_unavailable(Unavailable::Warn, Source::Caller);
     let plan = s.plan(&b.build());
@@ -186,6 +189,7 @@ impl Backend for Liar {
             command,
             hold,
             shown: Vec::new(),
+            scratch: None,
         })
     }
     fn stage_binary(&self) -> Option<&Path> {

@@ -1,0 +1,301 @@
+//! The `landlock` backend: a jail made of what the kernel already has, with no helper program.
+//!
+//! Where bubblewrap cannot run (a container without user namespaces, a host whose security module
+//! blocks them), the child itself applies, between `fork` and `exec`: the parent-death signal,
+//! for root the loss of every capability (bounding set, ambient set, `SECBIT_NOROOT`), then
+//! no-new-privileges and the Landlock ruleset built from the plan (`cordon-landlock`), and last
+//! the seccomp filter without a PID namespace (`setsid` and `setpgid` refused, so nothing leaves
+//! the process group that is killed when the run ends). Then it executes the stage, which checks
+//! the jail from inside like it does under bubblewrap.
+//!
+//! What this backend cannot do, and `docs/backends.md` lists from the escape suite: host
+//! processes stay visible in `/proc` (not signalable, not traceable); there is no private `/tmp`
+//! (a fresh directory per run is the command's `TMPDIR`, readable and writable only by it, removed
+//! afterwards); there is no network namespace (TCP is refused by Landlock, every socket by
+//! seccomp); and a writable root that holds protected paths (every workspace: `.git/config`,
+//! the placeholders) can be written only below its existing entries — nothing can be created,
+//! removed or renamed directly in it or in `.git`, because a Landlock grant on a directory
+//! reaches everything beneath it.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::os::fd::OwnedFd;
+use std::os::unix::fs::DirBuilderExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use cordon_landlock::{Abi, FsLister, Options, Rules, Ruleset};
+use cordon_policy::Plan;
+use cordon_seccomp::FilterSpec;
+
+use crate::backend::{BackendReport, Prepared};
+use crate::error::LaunchError;
+use crate::probe::{self, ProbeKey, ProbeOutcome};
+use crate::supervise::{self, Forward, Supervision};
+use crate::{Backend, stage, sys};
+
+const NAME: &str = "landlock";
+
+/// What the Landlock backend needs.
+#[derive(Debug, Clone)]
+pub struct LandlockConfig {
+    /// The binary that contains the stage (the cordon binary).
+    pub stage_binary: PathBuf,
+    /// The home directory, for the probe's plan.
+    pub home: Option<OsString>,
+    /// The per-user probe cache file, if any.
+    pub cache_file: Option<PathBuf>,
+    /// How long the probe may take.
+    pub probe_timeout: Duration,
+    /// Where each run's private temporary directory is made.
+    pub temp_root: PathBuf,
+}
+
+/// The Landlock backend, its ABI detected once.
+#[derive(Debug)]
+pub struct LandlockBackend {
+    config: LandlockConfig,
+    abi: Result<Abi, String>,
+    outcome: OnceLock<ProbeOutcome>,
+}
+
+/// A run's private temporary directory: removed on drop unless the launcher takes it over.
+#[derive(Debug)]
+pub struct Scratch {
+    path: Option<PathBuf>,
+}
+
+impl Scratch {
+    /// Hands the directory over (to the leftovers reaper); nothing is removed on drop after this.
+    pub(crate) fn take(&mut self) -> Option<PathBuf> {
+        self.path.take()
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if let Some(p) = self.path.take() {
+            let _ = std::fs::remove_dir_all(p);
+        }
+    }
+}
+
+fn not(detail: String) -> ProbeOutcome {
+    ProbeOutcome {
+        enforcing: false,
+        backend: NAME.into(),
+        detail,
+        source: "probe".into(),
+    }
+}
+
+/// Makes `<root>/cordon-tmp-<pid>-<nonce>`, mode 0700, and returns its canonical path.
+fn make_scratch(root: &Path) -> Result<PathBuf, LaunchError> {
+    let dir = root.join(format!(
+        "cordon-tmp-{}-{}",
+        std::process::id(),
+        crate::backend::nonce()
+    ));
+    std::fs::DirBuilder::new()
+        .mode(0o700)
+        .create(&dir)
+        .map_err(LaunchError::io(format!(
+            "creating the private temporary directory {}",
+            dir.display()
+        )))?;
+    std::fs::canonicalize(&dir).map_err(LaunchError::io(format!("resolving {}", dir.display())))
+}
+
+impl LandlockBackend {
+    /// Detects the kernel's Landlock ABI.
+    pub fn discover(config: LandlockConfig) -> LandlockBackend {
+        LandlockBackend {
+            config,
+            abi: Abi::detect().map_err(|e| e.to_string()),
+            outcome: OnceLock::new(),
+        }
+    }
+
+    fn run_probe(&self) -> Result<String, String> {
+        let site =
+            probe::ProbeSite::create(&self.config.temp_root, self.config.home.clone(), "sandbox")?;
+        let (status_read, status_write) =
+            sys::pipe().map_err(|e| format!("cannot create a pipe: {e}"))?;
+        let argv = stage::probe_args(
+            sys::raw(&status_write),
+            &site.canary,
+            &site.token,
+            &site.outside,
+        );
+        let prepared = self
+            .prepare(&site.plan, &BTreeMap::new(), &argv, Some(status_write))
+            .map_err(|e| format!("cannot prepare the probe sandbox: {e}"))?;
+        let supervised = supervise::supervise(
+            prepared.command,
+            Supervision {
+                timeout: Some(self.config.probe_timeout),
+                output_cap: 4096,
+                forward: Forward::No,
+                status: Some(status_read),
+                inherit_stdin: false,
+                hold: prepared.hold,
+                pid_to: None,
+            },
+        )
+        .map_err(|e| format!("cannot start the probe: {e}"))?;
+        drop(prepared.scratch);
+        probe::judge(
+            &supervised,
+            &site.canary,
+            &site.token,
+            &site.outside,
+            self.config.probe_timeout,
+            "sandbox",
+        )
+    }
+}
+
+impl Backend for LandlockBackend {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn probe(&self) -> ProbeOutcome {
+        self.outcome
+            .get_or_init(|| {
+                let abi = match &self.abi {
+                    Ok(abi) => *abi,
+                    Err(why) => return not(format!("Landlock is not available: {why}")),
+                };
+                let key = ProbeKey::for_landlock(abi.version());
+                if let Some(o) = probe::cached(&key) {
+                    return o;
+                }
+                let file = self.config.cache_file.as_deref();
+                if let Some(entry) = file.and_then(|f| probe::read_file_cache(f, &key)) {
+                    let o = ProbeOutcome {
+                        source: "file-cache".into(),
+                        ..entry.outcome
+                    };
+                    probe::remember(&key, &o);
+                    return o;
+                }
+                let outcome = match self.run_probe() {
+                    Ok(detail) => ProbeOutcome {
+                        enforcing: true,
+                        backend: NAME.into(),
+                        detail: format!("Landlock {abi}: {detail}"),
+                        source: "probe".into(),
+                    },
+                    Err(detail) => not(detail),
+                };
+                probe::record(&key, &outcome, file, &abi.to_string(), "");
+                outcome
+            })
+            .clone()
+    }
+
+    fn prepare(
+        &self,
+        plan: &Plan,
+        env: &BTreeMap<OsString, OsString>,
+        stage_argv: &[OsString],
+        status: Option<OwnedFd>,
+    ) -> Result<Prepared, LaunchError> {
+        let abi = *self.abi.as_ref().map_err(|why| LaunchError::Io {
+            what: "Landlock".into(),
+            source: std::io::Error::other(why.clone()),
+        })?;
+        let scratch = Scratch {
+            path: Some(make_scratch(&self.config.temp_root)?),
+        };
+        let temp = scratch.path.clone().unwrap_or_default();
+        let rules = Rules::from_plan(plan, &Options::alone(&temp), &FsLister)?;
+        let (ruleset, report) = Ruleset::create(&rules, abi)?;
+        let spec = FilterSpec::for_host(plan.network == cordon_policy::Network::Denied)?
+            .without_pid_namespace();
+        let filter = cordon_seccomp::compile(&spec)?;
+
+        let mut vars = env.clone();
+        vars.insert("TMPDIR".into(), temp.clone().into_os_string());
+        let mut command = Command::new(&self.config.stage_binary);
+        command
+            .args(stage_argv)
+            .env_clear()
+            .envs(&vars)
+            .current_dir(&plan.cwd);
+        let hold: Vec<OwnedFd> = status.into_iter().collect();
+        let keep: Vec<i32> = hold.iter().map(sys::raw).collect();
+        sys::prepare_child(&mut command, &plan.limits, &keep);
+        let root = rustix::process::geteuid().is_root();
+        sys::confine_alone(&mut command, ruleset, filter.bytes(), root);
+
+        let mut shown: Vec<OsString> = vec![
+            format!("# {report}").into(),
+            format!(
+                "# seccomp filter v{} ({} instructions), without a PID namespace{}",
+                cordon_seccomp::FILTER_VERSION,
+                filter.instruction_count(),
+                if root {
+                    "; every capability dropped"
+                } else {
+                    ""
+                }
+            )
+            .into(),
+            format!("# TMPDIR={} (private to the run)", temp.display()).into(),
+        ];
+        for rule in &rules.paths {
+            shown.push(format!("# allow {} {}", rule.access, rule.path.display()).into());
+        }
+        shown.push(self.config.stage_binary.clone().into_os_string());
+        shown.extend(stage_argv.iter().cloned());
+        Ok(Prepared {
+            command,
+            hold,
+            shown,
+            scratch: Some(scratch),
+        })
+    }
+
+    fn report(&self) -> BackendReport {
+        match &self.abi {
+            Err(why) => BackendReport {
+                name: NAME,
+                binary: None,
+                version: None,
+                features: Vec::new(),
+                degradations: Vec::new(),
+                unusable: Some(format!("Landlock is not available: {why}")),
+            },
+            Ok(abi) => BackendReport {
+                name: NAME,
+                binary: None,
+                version: Some(format!("Landlock {abi}")),
+                features: vec![
+                    format!("filesystem rules yes (ABI {})", abi.version()),
+                    format!(
+                        "tcp bind/connect {}",
+                        if abi.supports_tcp() { "yes" } else { "no" }
+                    ),
+                    format!(
+                        "signal and abstract-socket scoping {}",
+                        if abi.supports_scopes() { "yes" } else { "no" }
+                    ),
+                ],
+                degradations: vec![
+                    "host processes stay visible in /proc".into(),
+                    "no private /tmp: a per-run TMPDIR instead".into(),
+                    "nothing can be created directly in a workspace root or .git".into(),
+                ],
+                unusable: None,
+            },
+        }
+    }
+
+    fn stage_binary(&self) -> Option<&Path> {
+        Some(&self.config.stage_binary)
+    }
+}

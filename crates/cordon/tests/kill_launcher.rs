@@ -1,0 +1,252 @@
+//! `cordon run` killed with SIGKILL while its payload runs: nothing of the jail may outlive it
+//! by more than a second, and the workspace must end up exactly as it was (the placeholders the
+//! run created for `.vscode`, `.claude`, `.git/commondir`, … included). Real kernel, real
+//! bubblewrap; these tests fail (never skip) when bubblewrap is missing.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests fail by panicking
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant, SystemTime};
+
+/// How long a killed jail may take to disappear, and its run's leftovers to be removed.
+const GRACE: Duration = Duration::from_secs(1);
+
+/// Only a guard against a launcher that never starts the payload.
+const READY_DEADLINE: Duration = Duration::from_secs(60);
+
+struct Setup {
+    home: tempfile::TempDir,
+    work: PathBuf,
+    /// Digits unique to this test: in the payload's argv and in its `sleep`'s.
+    marker: String,
+}
+
+impl Setup {
+    /// A home with a credential to mask and a git workspace without `.vscode`, `.claude` or
+    /// `.git/commondir`, so the run needs placeholders.
+    fn new() -> Setup {
+        assert!(
+            Path::new("/usr/bin/bwrap").exists(),
+            "bubblewrap is not installed at /usr/bin/bwrap: these tests need it (cargo xtask ci installs it)"
+        );
+        let home = tempfile::tempdir().unwrap();
+        let work = home.path().join("proj");
+        std::fs::create_dir_all(work.join(".git/hooks")).unwrap();
+        std::fs::write(work.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::fs::write(work.join(".git/config"), "[core]\n").unwrap();
+        std::fs::write(work.join("README"), "a workspace\n").unwrap();
+        std::fs::create_dir_all(home.path().join(".ssh")).unwrap();
+        std::fs::write(home.path().join(".ssh/id_test"), "SENTINEL-KEY").unwrap();
+        let nanos = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .unwrap()
+            .subsec_nanos();
+        let marker = format!("{}{nanos:09}", std::process::id());
+        Setup { home, work, marker }
+    }
+
+    /// Starts `cordon run` with a payload that prints `ready` then sleeps, and waits for `ready`.
+    fn start_payload(&self) -> Child {
+        let script = format!("echo ready; sleep 60.0{}; :", self.marker);
+        let mut child = Command::new(env!("CARGO_BIN_EXE_cordon"))
+            .args(["run", "--", "/bin/sh", "-c", &script])
+            .arg(format!("killtest-{}", self.marker))
+            .current_dir(&self.work)
+            .env_clear()
+            .env("HOME", self.home.path())
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut lines = BufReader::new(stdout).lines();
+            let ready = lines.next().and_then(Result::ok);
+            let _ = tx.send(ready);
+            for _ in lines {} // keep draining until the CLI is gone
+        });
+        match rx.recv_timeout(READY_DEADLINE) {
+            Ok(Some(line)) if line == "ready" => child,
+            other => {
+                let _ = child.kill();
+                let out = child.wait_with_output().unwrap();
+                panic!(
+                    "the payload never said ready ({other:?}); cordon: {}, stderr: {}",
+                    out.status,
+                    String::from_utf8_lossy(&out.stderr)
+                );
+            }
+        }
+    }
+}
+
+/// Processes whose command line contains `needle`, as `[pid] cmdline`.
+fn processes_with(needle: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        if pid == std::process::id() {
+            continue;
+        }
+        if let Ok(bytes) = std::fs::read(e.path().join("cmdline")) {
+            let text = String::from_utf8_lossy(&bytes).replace('\0', " ");
+            if text.contains(needle) {
+                out.push(format!("[{pid}] {}", text.trim_end()));
+            }
+        }
+    }
+    out
+}
+
+/// Every entry below `root`: type, mode, owner, size of files, extended attribute names.
+fn listing(root: &Path) -> BTreeMap<PathBuf, String> {
+    // Entries may vanish while they are listed (the reaper at work): they are skipped.
+    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<PathBuf, String>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let path = e.path();
+            let Ok(m) = std::fs::symlink_metadata(&path) else {
+                continue;
+            };
+            let mut xattrs = vec![0u8; 1024];
+            let n = rustix::fs::llistxattr(&path, &mut xattrs[..]).unwrap_or(0);
+            let names = String::from_utf8_lossy(&xattrs[..n]).replace('\0', " ");
+            let kind = if m.is_dir() {
+                "dir".to_owned()
+            } else if m.file_type().is_symlink() {
+                format!(
+                    "symlink -> {}",
+                    std::fs::read_link(&path).unwrap().display()
+                )
+            } else {
+                format!("file {} B", m.len())
+            };
+            out.insert(
+                path.strip_prefix(root).unwrap().to_path_buf(),
+                format!(
+                    "{kind} {:o} uid {} {}",
+                    m.permissions().mode() & 0o7777,
+                    m.uid(),
+                    names.trim()
+                ),
+            );
+            if m.is_dir() {
+                walk(root, &path, out);
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(root, root, &mut out);
+    out
+}
+
+/// Polls `cond` until it holds or `limit` passes since `since`.
+fn within(since: Instant, limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
+    loop {
+        if cond() {
+            return true;
+        }
+        if since.elapsed() >= limit {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+fn kill(mut child: Child) -> Instant {
+    child.kill().unwrap();
+    let killed = Instant::now();
+    child.wait().unwrap();
+    killed
+}
+
+#[test]
+fn a_killed_launcher_leaves_no_process_of_its_jail_alive() {
+    let s = Setup::new();
+    let child = s.start_payload();
+    let launcher = child.id();
+    let before = processes_with(&s.marker);
+    assert!(
+        before
+            .iter()
+            .any(|p| p.contains(&format!("sleep 60.0{}", s.marker))),
+        "the payload's sleep is not visible before the kill, so this test would prove nothing: {before:?}"
+    );
+    let killed = kill(child);
+    let gone = within(killed, GRACE, || processes_with(&s.marker).is_empty());
+    let left = processes_with(&s.marker);
+    assert!(
+        gone,
+        "{} ms after cordon (pid {launcher}) was SIGKILLed, these processes of its jail are alive: {left:?}",
+        killed.elapsed().as_millis()
+    );
+}
+
+#[test]
+fn a_killed_launcher_leaves_the_workspace_as_it_was() {
+    let s = Setup::new();
+    let before = listing(&s.work);
+    let child = s.start_payload();
+    let launcher = child.id();
+    let during = listing(&s.work);
+    assert!(
+        during.contains_key(Path::new(".vscode"))
+            && during.contains_key(Path::new(".git/commondir")),
+        "the run made no placeholders, so this test would prove nothing: {during:#?}"
+    );
+    let killed = kill(child);
+    let workspace = format!("{}/", s.work.display());
+    let restored = within(killed, GRACE, || {
+        listing(&s.work) == before && processes_with(&workspace).is_empty()
+    });
+    let after = listing(&s.work);
+    let added: Vec<_> = after
+        .iter()
+        .filter(|(p, _)| !before.contains_key(*p))
+        .collect();
+    let removed: Vec<_> = before
+        .iter()
+        .filter(|(p, _)| !after.contains_key(*p))
+        .collect();
+    let changed: Vec<_> = after
+        .iter()
+        .filter(|(p, e)| before.get(*p).is_some_and(|b| b != *e))
+        .collect();
+    assert!(
+        restored,
+        "{} ms after cordon (pid {launcher}) was SIGKILLed the workspace is not as it was: \
+         added {added:#?}, removed {removed:#?}, changed {changed:#?}; still working on it: {:?}",
+        killed.elapsed().as_millis(),
+        processes_with(&workspace)
+    );
+    // Root's jails get a `pids` control group named after the launcher; it goes with the run.
+    if rustix::process::geteuid().is_root() {
+        let prefix = format!("cordon-{launcher}-");
+        let groups = || -> Vec<String> {
+            std::fs::read_dir("/sys/fs/cgroup/pids")
+                .into_iter()
+                .chain(std::fs::read_dir("/sys/fs/cgroup"))
+                .flat_map(|rd| rd.flatten())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with(&prefix))
+                .collect()
+        };
+        assert!(
+            within(killed, GRACE, || groups().is_empty()),
+            "the killed launcher's pids control group is still there: {:?}",
+            groups()
+        );
+    }
+}
