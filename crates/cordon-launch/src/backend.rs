@@ -56,19 +56,25 @@ pub trait Backend: Send + Sync {
     /// Proves (or disproves) that this backend enforces on this host; cached.
     fn probe(&self) -> ProbeOutcome;
     /// Builds the command that runs `stage_argv` (stage arguments then the payload) in the jail
-    /// described by `plan`, with exactly `env`. `status` is inherited by the stage.
+    /// described by `plan`, with exactly `env`. The descriptors in `status` (the status pipe, the
+    /// second wall's rules) are inherited by the stage.
     fn prepare(
         &self,
         plan: &Plan,
         env: &BTreeMap<OsString, OsString>,
         stage_argv: &[OsString],
-        status: Option<OwnedFd>,
+        status: Vec<OwnedFd>,
     ) -> Result<Prepared, LaunchError>;
     /// What `doctor` shows.
     fn report(&self) -> BackendReport;
     /// The binary that runs as the stage inside the jail (the cordon binary), if any. The launcher
     /// refuses a plan whose writable roots contain it: the jail could replace its own checker.
     fn stage_binary(&self) -> Option<&Path>;
+    /// Whether the stage applies a Landlock ruleset as a second wall inside this jail (rules
+    /// computed with paths as the jail sees them; bubblewrap binds at the host's paths).
+    fn second_wall(&self) -> bool {
+        false
+    }
 }
 
 /// Where the bubblewrap backend looks and what it binds as the stage.
@@ -263,7 +269,7 @@ impl Backend for BwrapBackend {
         plan: &Plan,
         env: &BTreeMap<OsString, OsString>,
         stage_argv: &[OsString],
-        status: Option<OwnedFd>,
+        status: Vec<OwnedFd>,
     ) -> Result<Prepared, LaunchError> {
         let found = self.found.as_ref().map_err(|why| LaunchError::Io {
             what: "bubblewrap".into(),
@@ -323,6 +329,10 @@ impl Backend for BwrapBackend {
         Some(&self.config.stage_binary)
     }
 
+    fn second_wall(&self) -> bool {
+        true
+    }
+
     fn report(&self) -> BackendReport {
         match &self.found {
             Err(why) => BackendReport {
@@ -378,7 +388,7 @@ fn probe_jail(backend: &BwrapBackend, found: &Found) -> Result<String, String> {
         &site.outside,
     );
     let prepared = backend
-        .prepare(&site.plan, &BTreeMap::new(), &argv, Some(status_write))
+        .prepare(&site.plan, &BTreeMap::new(), &argv, vec![status_write])
         .map_err(|e| format!("cannot prepare the probe jail: {e}"))?;
     let supervised = supervise::supervise(
         prepared.command,

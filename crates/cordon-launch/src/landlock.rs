@@ -130,7 +130,7 @@ impl LandlockBackend {
             &site.outside,
         );
         let prepared = self
-            .prepare(&site.plan, &BTreeMap::new(), &argv, Some(status_write))
+            .prepare(&site.plan, &BTreeMap::new(), &argv, vec![status_write])
             .map_err(|e| format!("cannot prepare the probe sandbox: {e}"))?;
         let supervised = supervise::supervise(
             prepared.command,
@@ -202,7 +202,7 @@ impl Backend for LandlockBackend {
         plan: &Plan,
         env: &BTreeMap<OsString, OsString>,
         stage_argv: &[OsString],
-        status: Option<OwnedFd>,
+        status: Vec<OwnedFd>,
     ) -> Result<Prepared, LaunchError> {
         let abi = *self.abi.as_ref().map_err(|why| LaunchError::Io {
             what: "Landlock".into(),

@@ -90,6 +90,9 @@ pub struct RunResult {
     pub warnings: Vec<String>,
     /// Environment variables dropped, counted by reason (never names of values).
     pub env_dropped: BTreeMap<String, usize>,
+    /// Landlock's part: `backend` when it is the backend, the ABI of the second wall the stage
+    /// applied inside bubblewrap (`ABI 7`), or why it was unavailable; `null` otherwise.
+    pub landlock: Option<String>,
 }
 
 /// Composes backends and supervision.
@@ -231,7 +234,12 @@ impl Launcher {
         let (guarded, _guard) = crate::guard::apply(plan, false);
         let plan = &guarded;
         let check = self_check(plan, -1);
-        let prepared = backend.prepare(plan, &env.vars, &stage::check_args(&check, argv), None)?;
+        let prepared = backend.prepare(
+            plan,
+            &env.vars,
+            &stage::check_args(&check, argv),
+            Vec::new(),
+        )?;
         Ok(prepared.shown)
     }
 
@@ -285,7 +293,20 @@ impl Launcher {
         }
         let (status_read, status_write) =
             sys::pipe().map_err(LaunchError::io("creating the status pipe"))?;
-        let check = self_check(req.plan, sys::raw(&status_write));
+        let mut check = self_check(req.plan, sys::raw(&status_write));
+        let mut inherit = vec![status_write];
+        // The second wall: Landlock rules the stage applies inside the jail (cordon-landlock).
+        if backend.second_wall() {
+            let rules = cordon_landlock::Rules::from_plan(
+                req.plan,
+                &cordon_landlock::Options::inside_bubblewrap(),
+                &cordon_landlock::FsLister,
+            )?;
+            let fd = sys::memfd_with("cordon-landlock-rules", &rules.encode())
+                .map_err(LaunchError::io("creating the Landlock rules descriptor"))?;
+            check.landlock_fd = Some(sys::raw(&fd));
+            inherit.push(fd);
+        }
         let timeout = req.plan.limits.timeout_secs.map(Duration::from_secs);
         #[cfg(all(feature = "mutants", debug_assertions))]
         let (check, env, timeout) = match mutant {
@@ -300,7 +321,7 @@ impl Launcher {
             None => (check, env, timeout),
         };
         let stage_argv = stage::check_args(&check, req.argv);
-        let mut prepared = backend.prepare(req.plan, &env.vars, &stage_argv, Some(status_write))?;
+        let mut prepared = backend.prepare(req.plan, &env.vars, &stage_argv, inherit)?;
         if let Some(dir) = prepared.scratch.as_mut().and_then(|s| s.take()) {
             cleanup.scratch(dir);
         }
@@ -346,7 +367,14 @@ impl Launcher {
                 env_dropped,
             ));
         }
-        let status_line = supervised.status_line.trim();
+        let mut status_lines = supervised.status_line.lines().map(str::trim);
+        let status_line = status_lines.next().unwrap_or("");
+        let landlock = match backend.name() {
+            "landlock" => Some("backend".to_owned()),
+            _ => status_lines
+                .find_map(|l| l.strip_prefix("landlock "))
+                .map(str::to_owned),
+        };
         if status_line != "ok" && supervised.exit != Exit::TimedOut {
             let stderr = crate::backend::first_line(&supervised.stderr.bytes);
             let reason = match status_line.strip_prefix("fail ") {
@@ -367,7 +395,7 @@ impl Launcher {
             result.violations = violations::recognise(&supervised.stderr.bytes);
             return Ok(result);
         }
-        Ok(finish(
+        let mut result = finish(
             supervised,
             Some(backend.name().into()),
             true,
@@ -377,7 +405,9 @@ impl Launcher {
                 .into_iter()
                 .chain(pids_warning)
                 .collect(),
-        ))
+        );
+        result.landlock = landlock;
+        Ok(result)
     }
 }
 
@@ -451,6 +481,7 @@ fn finish(
         refusal: None,
         warnings,
         env_dropped,
+        landlock: None,
     }
 }
 
@@ -477,6 +508,7 @@ fn refused(reason: String, policy_hash: String, env_dropped: BTreeMap<String, us
         refusal: Some(reason),
         warnings: Vec::new(),
         env_dropped,
+        landlock: None,
     }
 }
 
@@ -558,5 +590,6 @@ pub fn self_check(plan: &Plan, status_fd: i32) -> SelfCheck {
             .masks
             .first()
             .map(|m| (m.target.clone(), m.kind == EntryKind::Dir)),
+        landlock_fd: None,
     }
 }

@@ -135,6 +135,8 @@ pub(crate) fn self_check(mutant: Mutant, status_fd: i32) -> SelfCheck {
         deny_network: false,
         outside: PathBuf::from("/proc/.cordon-mutant-no-self-check"),
         masked: (mutant == Mutant::KeepFds).then(|| (PathBuf::from(KEEP_FDS_MARK), false)),
+        // A weakened first wall must show in the escape suite, not be hidden by the second.
+        landlock_fd: None,
     }
 }
 

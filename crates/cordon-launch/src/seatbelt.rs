@@ -234,7 +234,7 @@ impl Backend for SeatbeltBackend {
         plan: &Plan,
         env: &BTreeMap<OsString, OsString>,
         stage_argv: &[OsString],
-        status: Option<OwnedFd>,
+        status: Vec<OwnedFd>,
     ) -> Result<Prepared, LaunchError> {
         let binary = self.found.as_ref().map_err(|why| LaunchError::Io {
             what: "sandbox-exec".into(),
@@ -456,7 +456,7 @@ mod tests {
                 &plan(&FakeHost::typical()),
                 &BTreeMap::new(),
                 &["true".into()],
-                None,
+                Vec::new(),
             )
             .unwrap_err();
         assert!(err.to_string().contains("sandbox-exec"), "{err}");

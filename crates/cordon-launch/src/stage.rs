@@ -31,6 +31,9 @@ pub struct SelfCheck {
     pub outside: PathBuf,
     /// A masked path that must read as empty or be unreadable, and whether it is a directory.
     pub masked: Option<(PathBuf, bool)>,
+    /// A descriptor holding encoded Landlock rules (`cordon_landlock::Rules::encode`) that the
+    /// stage applies as a second wall just before the payload runs.
+    pub landlock_fd: Option<i32>,
 }
 
 /// Stage arguments for a self-checked run of `argv` (what follows the stage binary).
@@ -48,6 +51,10 @@ pub fn check_args(check: &SelfCheck, argv: &[OsString]) -> Vec<OsString> {
         check.outside.as_os_str().to_owned(),
         kind.into(),
         path,
+        check
+            .landlock_fd
+            .map_or_else(|| "-".to_owned(), |fd| fd.to_string())
+            .into(),
         "--".into(),
     ];
     out.extend(argv.iter().cloned());
@@ -151,16 +158,17 @@ fn socket_refused() -> Result<(), String> {
 
 fn check_then_exec(args: &[OsString]) -> i32 {
     let status = status_fd(args.first());
-    let (Some(deny), Some(outside), Some(kind), Some(masked), Some(sep)) = (
+    let (Some(deny), Some(outside), Some(kind), Some(masked), Some(landlock), Some(sep)) = (
         args.get(1),
         args.get(2),
         args.get(3),
         args.get(4),
         args.get(5),
+        args.get(6),
     ) else {
         return fail(status, "malformed stage arguments");
     };
-    if sep != "--" || args.len() < 7 {
+    if sep != "--" || args.len() < 8 {
         return fail(status, "malformed stage arguments");
     }
     if let Err(reason) = outside_write_refused(Path::new(outside)) {
@@ -188,9 +196,17 @@ fn check_then_exec(args: &[OsString]) -> i32 {
     if !keep_fds && crate::sys::cloexec_all_but_stdio().is_err() {
         return fail(status, "cannot close inherited descriptors");
     }
-    report(status, "ok\n");
-    let program = &args[6];
-    let err = std::process::Command::new(program).args(&args[7..]).exec();
+    let wall = if landlock == "-" {
+        String::new()
+    } else {
+        match second_wall(landlock) {
+            Ok(note) => note,
+            Err(reason) => return fail(status, &reason),
+        }
+    };
+    report(status, &format!("ok\n{wall}"));
+    let program = &args[7];
+    let err = std::process::Command::new(program).args(&args[8..]).exec();
     eprintln!(
         "cordon: cannot execute {}: {err}",
         program.to_string_lossy()
@@ -200,6 +216,34 @@ fn check_then_exec(args: &[OsString]) -> i32 {
     } else {
         126
     }
+}
+
+/// Applies the Landlock rules read from descriptor `fd` to this process. `Ok` carries the line
+/// reported to the launcher (`landlock ...`); a kernel without Landlock is reported, not fatal
+/// (bubblewrap's wall holds alone); anything else refuses the run.
+fn second_wall(fd: &OsStr) -> Result<String, String> {
+    let fd = fd
+        .to_str()
+        .and_then(|f| f.parse::<i32>().ok())
+        .and_then(crate::sys::inherited_fd)
+        .ok_or("the second wall's rules descriptor is missing")?;
+    let mut bytes = Vec::new();
+    std::fs::File::from(fd)
+        .take(64 << 20)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read the second wall's rules: {e}"))?;
+    let rules = cordon_landlock::Rules::decode(&bytes)
+        .map_err(|e| format!("the second wall's rules are malformed: {e}"))?;
+    let abi = match cordon_landlock::Abi::detect() {
+        Ok(abi) => abi,
+        Err(e) => return Ok(format!("landlock unavailable: {e}\n")),
+    };
+    let (ruleset, report) = cordon_landlock::Ruleset::create(&rules, abi)
+        .map_err(|e| format!("cannot build the second wall: {e}"))?;
+    ruleset
+        .restrict_self()
+        .map_err(|e| format!("cannot apply the second wall: {e}"))?;
+    Ok(format!("landlock {}\n", report.abi))
 }
 
 fn probe(args: &[OsString]) -> i32 {

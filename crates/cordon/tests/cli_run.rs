@@ -426,3 +426,84 @@ fn a_mask_on_a_missing_path_in_the_workspace_creates_nothing() {
     );
     assert_eq!(listing(&j.work), before);
 }
+
+#[test]
+fn a_landlock_second_wall_holds_inside_bubblewrap() {
+    let j = Jail::new();
+    // bubblewrap alone lets a process rename itself through /proc/self/comm; the second wall
+    // grants only reading outside the writable roots, so the write is refused.
+    let out = j.run(&[
+        "run",
+        "--json",
+        "--backend",
+        "bwrap",
+        "--",
+        "/bin/sh",
+        "-c",
+        "printf x > /proc/self/comm && echo COMM-WRITTEN; echo end",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["backend"], "bubblewrap", "{v}");
+    assert!(
+        v["landlock"]
+            .as_str()
+            .is_some_and(|l| l.starts_with("ABI ")),
+        "the stage did not report the second wall: {v}"
+    );
+    let stdout = v["stdout"]["text"].as_str().unwrap();
+    assert!(stdout.contains("end"), "{v}");
+    assert!(
+        !stdout.contains("COMM-WRITTEN"),
+        "a write the second wall must refuse went through: {v}"
+    );
+}
+
+#[test]
+fn the_landlock_backend_runs_alone_and_holds() {
+    let j = Jail::new();
+    std::fs::create_dir_all(j.work.join("src")).unwrap();
+    let before_tmp: Vec<_> = std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n.to_string_lossy().starts_with("cordon-tmp-"))
+        .collect();
+    let out = j.run(&[
+        "run",
+        "--json",
+        "--backend",
+        "landlock",
+        "--",
+        "/bin/sh",
+        "-c",
+        "echo made > src/made.txt && cat src/made.txt; cat $HOME/.ssh/id_test; \
+         echo x > ../outside.txt && echo OUTSIDE; echo x > .git/hooks/pre-commit && echo HOOK; \
+         echo t > $TMPDIR/t && cat $TMPDIR/t; sleep 31.25 & echo end",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["backend"], "landlock", "{v}");
+    assert_eq!(v["landlock"], "backend", "{v}");
+    let stdout = v["stdout"]["text"].as_str().unwrap();
+    assert!(
+        stdout.contains("made\n") && stdout.contains("t\nend"),
+        "{v}"
+    );
+    for leak in ["SENTINEL", "OUTSIDE", "HOOK"] {
+        assert!(!stdout.contains(leak), "{leak} got through: {v}");
+    }
+    assert!(!j.home.path().join("outside.txt").exists());
+    assert!(!j.work.join(".git/hooks/pre-commit").exists());
+    // The background child and the private TMPDIR are gone with the run.
+    let after_tmp: Vec<_> = std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n.to_string_lossy().starts_with("cordon-tmp-"))
+        .filter(|n| !before_tmp.contains(n))
+        .collect();
+    assert!(after_tmp.is_empty(), "left behind: {after_tmp:?}");
+    let survivors: Vec<_> = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
+        .filter(|c| c.windows(5).any(|w| w == b"31.25"))
+        .collect();
+    assert!(survivors.is_empty(), "a background child outlived the run");
+}

@@ -174,7 +174,7 @@ impl Backend for Liar {
         plan: &Plan,
         env: &BTreeMap<OsString, OsString>,
         stage_argv: &[OsString],
-        status: Option<OwnedFd>,
+        status: Vec<OwnedFd>,
     ) -> Result<Prepared, LaunchError> {
         let mut command = Command::new(env!("CARGO_BIN_EXE_cordon"));
         command
