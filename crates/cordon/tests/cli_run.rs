@@ -13,11 +13,16 @@ struct Jail {
 
 impl Jail {
     fn new() -> Jail {
+        Jail::at(tempfile::tempdir().unwrap())
+    }
+
+    /// A jail whose home is `home` (outside /tmp when the home must be the host's, since /tmp is
+    /// private inside the jail).
+    fn at(home: tempfile::TempDir) -> Jail {
         assert!(
             Path::new("/usr/bin/bwrap").exists(),
             "bubblewrap is not installed at /usr/bin/bwrap: these tests need it (cargo xtask ci installs it)"
         );
-        let home = tempfile::tempdir().unwrap();
         let work = home.path().join("proj");
         std::fs::create_dir_all(work.join(".git/hooks")).unwrap();
         std::fs::write(work.join(".git/config"), "[core]\n").unwrap();
@@ -462,23 +467,25 @@ fn a_landlock_second_wall_holds_inside_bubblewrap() {
 fn the_landlock_backend_runs_alone_and_holds() {
     let j = Jail::new();
     std::fs::create_dir_all(j.work.join("src")).unwrap();
-    let before_tmp: Vec<_> = std::fs::read_dir(std::env::temp_dir())
-        .unwrap()
-        .map(|e| e.unwrap().file_name())
-        .filter(|n| n.to_string_lossy().starts_with("cordon-tmp-"))
-        .collect();
-    let out = j.run(&[
-        "run",
-        "--json",
-        "--backend",
-        "landlock",
-        "--",
-        "/bin/sh",
-        "-c",
-        "echo made > src/made.txt && cat src/made.txt; cat $HOME/.ssh/id_test; \
+    // The launcher's own temporary directory, where the backend makes the run's TMPDIR.
+    let launcher_tmp = j.home.path().join("launcher-tmp");
+    std::fs::create_dir_all(&launcher_tmp).unwrap();
+    let out = j
+        .cmd(&[
+            "run",
+            "--json",
+            "--backend",
+            "landlock",
+            "--",
+            "/bin/sh",
+            "-c",
+            "echo made > src/made.txt && cat src/made.txt; cat $HOME/.ssh/id_test; \
          echo x > ../outside.txt && echo OUTSIDE; echo x > .git/hooks/pre-commit && echo HOOK; \
          echo t > $TMPDIR/t && cat $TMPDIR/t; sleep 31.25 & echo end",
-    ]);
+        ])
+        .env("TMPDIR", &launcher_tmp)
+        .output()
+        .unwrap();
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["backend"], "landlock", "{v}");
     assert_eq!(v["landlock"], "backend", "{v}");
@@ -493,12 +500,7 @@ fn the_landlock_backend_runs_alone_and_holds() {
     assert!(!j.home.path().join("outside.txt").exists());
     assert!(!j.work.join(".git/hooks/pre-commit").exists());
     // The background child and the private TMPDIR are gone with the run.
-    let after_tmp: Vec<_> = std::fs::read_dir(std::env::temp_dir())
-        .unwrap()
-        .map(|e| e.unwrap().file_name())
-        .filter(|n| n.to_string_lossy().starts_with("cordon-tmp-"))
-        .filter(|n| !before_tmp.contains(n))
-        .collect();
+    let after_tmp: Vec<_> = std::fs::read_dir(&launcher_tmp).unwrap().collect();
     assert!(after_tmp.is_empty(), "left behind: {after_tmp:?}");
     let survivors: Vec<_> = std::fs::read_dir("/proc")
         .unwrap()
@@ -506,4 +508,34 @@ fn the_landlock_backend_runs_alone_and_holds() {
         .filter(|c| c.windows(5).any(|w| w == b"31.25"))
         .collect();
     assert!(survivors.is_empty(), "a background child outlived the run");
+}
+
+#[test]
+fn the_readme_command_works_with_either_backend() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
+    let line = readme
+        .lines()
+        .find(|l| l.starts_with("$ mkdir -p /tmp/cordon-demo/out && cargo run"))
+        .expect("the README's main command");
+    let script = line
+        .split_once("sh -c '")
+        .and_then(|(_, rest)| rest.strip_suffix('\''))
+        .expect("a sh -c '...' script");
+    for backend in ["bwrap", "landlock"] {
+        // The home must be the host's (read-only in the jail), so not under the private /tmp.
+        let home = tempfile::Builder::new()
+            .prefix("cordon-test-readme-")
+            .tempdir_in("/var/lib")
+            .expect("this test needs to create a directory in /var/lib (run as root, as CI does)");
+        let j = Jail::at(home);
+        std::fs::create_dir_all(j.work.join("out")).unwrap();
+        let out = j.run(&["run", "--backend", backend, "--", "sh", "-c", script]);
+        let stdout = text(&out.stdout);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{backend}: {stdout} {stderr}");
+        assert_eq!(stdout, "hello\nno-keys\n", "{backend}: {stderr}");
+        assert!(stderr.contains("cannot create"), "{backend}: {stderr}");
+        assert!(!j.home.path().join("planted").exists());
+    }
 }
