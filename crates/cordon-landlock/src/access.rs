@@ -61,8 +61,7 @@ impl Access {
     );
 
     /// Reading: open files for reading, list directories, execute.
-    pub const READ: Access =
-        Access(Access::EXECUTE.0 | Access::READ_FILE.0 | Access::READ_DIR.0);
+    pub const READ: Access = Access(Access::EXECUTE.0 | Access::READ_FILE.0 | Access::READ_DIR.0);
 
     /// Writing in a writable tree: write and truncate files; create, remove and move entries.
     ///
@@ -299,12 +298,7 @@ impl fmt::Display for Feature {
             Feature::ScopeSignal => "signal scope",
             Feature::ScopeAbstractUnix => "abstract unix socket scope",
         };
-        write!(
-            f,
-            "{name} (needs {}): {}",
-            self.since(),
-            self.consequence()
-        )
+        write!(f, "{name} (needs {}): {}", self.since(), self.consequence())
     }
 }
 
@@ -335,7 +329,11 @@ mod tests {
         assert!(Abi::V5.fs_rights().contains(Access::IOCTL_DEV));
         assert_eq!(Abi::new(42).fs_rights(), Access::ALL);
         for v in 0..8 {
-            assert!(Abi::new(v).fs_rights().contains(Abi::new(v.saturating_sub(1)).fs_rights()));
+            assert!(
+                Abi::new(v)
+                    .fs_rights()
+                    .contains(Abi::new(v.saturating_sub(1)).fs_rights())
+            );
         }
         assert!(!Abi::V3.supports_tcp() && Abi::V4.supports_tcp());
         assert!(!Abi::V5.supports_scopes() && Abi::V6.supports_scopes());

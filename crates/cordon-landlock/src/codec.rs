@@ -80,7 +80,10 @@ impl Rules {
         }
         let flags = r.u8("the flags")?;
         if flags & !KNOWN_FLAGS != 0 {
-            return Err(r.fail(5, &format!("unknown flag bits {:#04x}", flags & !KNOWN_FLAGS)));
+            return Err(r.fail(
+                5,
+                &format!("unknown flag bits {:#04x}", flags & !KNOWN_FLAGS),
+            ));
         }
 
         let count = r.count(MIN_RULE_LEN, "the rule count")?;
@@ -89,7 +92,10 @@ impl Rules {
             let at = r.at;
             let bits = u64::from_le_bytes(r.array("a rule's rights")?);
             let access = Access::from_bits(bits).ok_or_else(|| {
-                r.fail(at, &format!("rights {bits:#x} hold a bit no Landlock right has"))
+                r.fail(
+                    at,
+                    &format!("rights {bits:#x} hold a bit no Landlock right has"),
+                )
             })?;
             if access.is_empty() {
                 return Err(r.fail(at, "a rule grants no right"));
@@ -235,14 +241,20 @@ mod tests {
         assert_eq!(&bytes[..5], b"CLLR\x01");
         assert_eq!(bytes[5], DENY_TCP | SCOPE_ABSTRACT_UNIX);
         assert_eq!(Rules::decode(&bytes).unwrap(), rules);
-        assert_eq!(Rules::decode(&Rules::default().encode()).unwrap(), Rules::default());
+        assert_eq!(
+            Rules::decode(&Rules::default().encode()).unwrap(),
+            Rules::default()
+        );
     }
 
     #[test]
     fn every_strict_prefix_and_any_trailing_byte_is_refused() {
         let bytes = sample().encode();
         for end in 0..bytes.len() {
-            assert!(Rules::decode(&bytes[..end]).is_err(), "prefix of {end} bytes");
+            assert!(
+                Rules::decode(&bytes[..end]).is_err(),
+                "prefix of {end} bytes"
+            );
         }
         let mut longer = bytes.clone();
         longer.push(0);

@@ -152,7 +152,13 @@ impl Rules {
         let read_only: Vec<PathBuf> = plan
             .read_only
             .iter()
-            .map(|b| if inside { b.dest.clone() } else { b.source.clone() })
+            .map(|b| {
+                if inside {
+                    b.dest.clone()
+                } else {
+                    b.source.clone()
+                }
+            })
             .collect();
         // What a write zone must leave out: masks always; protected paths and read-only trees
         // (bound inside a private directory) when Landlock holds them.
@@ -195,8 +201,22 @@ impl Rules {
             g.grant(root, Access::WRITE, PROTECTED_ANCESTOR, &unwritable)?;
         }
         if inside {
+            // bubblewrap's fresh tmpfs: what the host has beneath it (masks under a home in
+            // /tmp, say) is not there, and what the jail binds into it (the workspace, its masks
+            // and protected paths) is held by those mounts. Granted whole.
+            // Masks are left out of the exclusions for that reason; protected paths and the
+            // read-only trees bound into a private directory stay out when Landlock holds them.
+            let held: Vec<PathBuf> = if options.protected == ProtectedPaths::Piecewise {
+                plan.protected
+                    .iter()
+                    .map(|p| p.path.clone())
+                    .chain(read_only.iter().cloned())
+                    .collect()
+            } else {
+                Vec::new()
+            };
             for dir in &plan.private_dirs {
-                g.grant(dir, Access::WRITE, PROTECTED_ANCESTOR, &unwritable)?;
+                g.grant(dir, Access::READ | Access::WRITE, PROTECTED_ANCESTOR, &held)?;
             }
         }
         for dev in &options.devices {

@@ -158,8 +158,10 @@ impl Ruleset {
         if abstract_unix_scoped {
             attr.scoped |= sys::SCOPE_ABSTRACT_UNIX_SOCKET;
         }
-        let fd = sys::create_ruleset(&attr)
-            .map_err(|source| LandlockError::CreateRuleset { fs: handled, source })?;
+        let fd = sys::create_ruleset(&attr).map_err(|source| LandlockError::CreateRuleset {
+            fs: handled,
+            source,
+        })?;
         let ruleset = Ruleset { fd };
 
         for path in &rules.must_exist {
@@ -288,9 +290,12 @@ fn open_path(path: &Path) -> io::Result<OwnedFd> {
         Mode::empty(),
         ResolveFlags::NO_SYMLINKS,
     ) {
-        Err(rustix::io::Errno::NOSYS) => {
-            Ok(rustix::fs::openat(rustix::fs::CWD, path, flags | OFlags::NOFOLLOW, Mode::empty())?)
-        }
+        Err(rustix::io::Errno::NOSYS) => Ok(rustix::fs::openat(
+            rustix::fs::CWD,
+            path,
+            flags | OFlags::NOFOLLOW,
+            Mode::empty(),
+        )?),
         other => Ok(other?),
     }
 }

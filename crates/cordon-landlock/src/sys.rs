@@ -41,7 +41,7 @@ struct PathBeneathAttr {
     parent_fd: i32,
 }
 
-/// Which step of [`restrict_self`] failed.
+/// Which step of [`crate::Ruleset::restrict_self`] failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RestrictStep {
     /// `prctl(PR_SET_NO_NEW_PRIVS, 1)`.
@@ -50,10 +50,21 @@ pub enum RestrictStep {
     RestrictSelf,
 }
 
+impl std::fmt::Display for RestrictStep {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            RestrictStep::NoNewPrivs => "prctl(PR_SET_NO_NEW_PRIVS, 1)",
+            RestrictStep::RestrictSelf => "landlock_restrict_self",
+        })
+    }
+}
+
 /// A failed [`crate::Ruleset::restrict_self`]: the step and its `errno`. `Copy` and built
 /// without allocating, so it can be produced between `fork` and `exec`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error("{step:?} failed with errno {errno}: the process is not restricted and must not run the command")]
+#[error(
+    "{step} failed with errno {errno}: the process is not restricted and must not run the command"
+)]
 pub struct RestrictError {
     /// The step.
     pub step: RestrictStep,

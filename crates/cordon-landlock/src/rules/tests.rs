@@ -99,7 +99,11 @@ fn host_alone_reads_everything_but_masks_hidden_dirs_and_dev() {
         "/home/u/.cargo/credentials.toml",
     ] {
         assert!(at(&rules, masked).contains(Access::READ_DIR), "{masked}");
-        assert_eq!(at(&rules, masked) & !Access::READ_DIR, Access::NONE, "{masked}");
+        assert_eq!(
+            at(&rules, masked) & !Access::READ_DIR,
+            Access::NONE,
+            "{masked}"
+        );
     }
     // A symlink entry gets no rule of its own: its target's place decides.
     assert_eq!(rule(&rules, "/home/u/ssh-link"), None);
@@ -114,7 +118,10 @@ fn host_alone_reads_everything_but_masks_hidden_dirs_and_dev() {
     assert_eq!(rule(&rules, "/dev/tty"), Some(Access::DEVICE));
     assert_eq!(
         rules.must_exist,
-        vec![PathBuf::from("/home/u/proj"), PathBuf::from("/tmp/cordon-1")]
+        vec![
+            PathBuf::from("/home/u/proj"),
+            PathBuf::from("/tmp/cordon-1")
+        ]
     );
     assert!(rules.deny_tcp && rules.scope_signals && rules.scope_abstract_unix);
 }
@@ -179,7 +186,10 @@ fn protected_paths_left_to_mounts_are_refused_without_bubblewrap() {
     opts.protected = ProtectedPaths::LeftToMounts;
     let err = Rules::from_plan(&shell_plan(), &opts, &tree()).unwrap_err();
     assert!(matches!(err, LandlockError::ProtectedUnheld { .. }));
-    assert!(err.to_string().contains("/home/u/proj/.git/config"), "{err}");
+    assert!(
+        err.to_string().contains("/home/u/proj/.git/config"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -203,9 +213,16 @@ fn minimal_posture_reads_only_the_vetted_trees_the_roots_and_proc() {
         "/tmp/x",
         "/dev/sda",
     ] {
-        assert_eq!(at(&rules, hidden) & !Access::READ_DIR, Access::NONE, "{hidden}");
+        assert_eq!(
+            at(&rules, hidden) & !Access::READ_DIR,
+            Access::NONE,
+            "{hidden}"
+        );
     }
-    assert_eq!(at(&rules, "/home/u/proj/src/a"), Access::READ | Access::WRITE);
+    assert_eq!(
+        at(&rules, "/home/u/proj/src/a"),
+        Access::READ | Access::WRITE
+    );
     for p in &plan.read_only {
         assert!(at(&rules, &p.dest.to_string_lossy()).contains(Access::READ_DIR));
     }
@@ -254,7 +271,10 @@ fn listing_failures_and_bad_names_are_errors_not_silent_grants() {
         }
     }
     let err = Rules::from_plan(&shell_plan(), &Options::alone("/t"), &Failing).unwrap_err();
-    assert!(matches!(err, LandlockError::List { ref dir, .. } if dir == "/"), "{err}");
+    assert!(
+        matches!(err, LandlockError::List { ref dir, .. } if dir == "/"),
+        "{err}"
+    );
 
     struct Hostile(&'static str);
     impl Lister for Hostile {
@@ -279,9 +299,15 @@ fn the_rendering_lists_one_rule_per_line() {
     let rules = Rules::from_plan(&shell_plan(), &Options::alone("/tmp/cordon-1"), &tree()).unwrap();
     let text = rules.to_string();
     assert!(text.starts_with("read_dir\t/\n"), "{text}");
-    assert!(text.contains("\nexecute|read_file|read_dir\t/usr\n"), "{text}");
+    assert!(
+        text.contains("\nexecute|read_file|read_dir\t/usr\n"),
+        "{text}"
+    );
     assert!(text.contains("\nmust exist\t/tmp/cordon-1\n"), "{text}");
-    assert!(text.ends_with("abstract unix sockets outside: denied\n"), "{text}");
+    assert!(
+        text.ends_with("abstract unix sockets outside: denied\n"),
+        "{text}"
+    );
     assert_eq!(text.lines().count(), rules.paths.len() + 2 + 3);
 }
 
@@ -293,36 +319,32 @@ fn random_tree() -> impl Strategy<Value = (FakeLister, Vec<(PathBuf, EntryKind)>
         2 => Just(EntryKind::File),
         1 => Just(EntryKind::Symlink),
     ];
-    proptest::collection::vec(
-        (proptest::collection::vec("[abc]", 1..5), kind),
-        1..25,
+    proptest::collection::vec((proptest::collection::vec("[abc]", 1..5), kind), 1..25).prop_map(
+        |entries| {
+            let mut lister = FakeLister::new();
+            for (parts, kind) in entries {
+                let path = PathBuf::from(format!("/{}", parts.join("/")));
+                lister = lister.with(&path, kind);
+            }
+            // Only real paths: nothing beneath a file or a symlink.
+            let all: Vec<(PathBuf, EntryKind)> =
+                lister.paths().map(|(p, k)| (p.to_path_buf(), k)).collect();
+            let real: Vec<(PathBuf, EntryKind)> = all
+                .iter()
+                .filter(|(p, _)| {
+                    p.ancestors()
+                        .skip(1)
+                        .all(|a| all.iter().any(|(q, k)| q == a && *k == EntryKind::Dir))
+                })
+                .cloned()
+                .collect();
+            let mut clean = FakeLister::new();
+            for (p, k) in &real {
+                clean = clean.with(p, *k);
+            }
+            (clean, real)
+        },
     )
-    .prop_map(|entries| {
-        let mut lister = FakeLister::new();
-        for (parts, kind) in entries {
-            let path = PathBuf::from(format!("/{}", parts.join("/")));
-            lister = lister.with(&path, kind);
-        }
-        // Only real paths: nothing beneath a file or a symlink.
-        let all: Vec<(PathBuf, EntryKind)> = lister
-            .paths()
-            .map(|(p, k)| (p.to_path_buf(), k))
-            .collect();
-        let real: Vec<(PathBuf, EntryKind)> = all
-            .iter()
-            .filter(|(p, _)| {
-                p.ancestors()
-                    .skip(1)
-                    .all(|a| all.iter().any(|(q, k)| q == a && *k == EntryKind::Dir))
-            })
-            .cloned()
-            .collect();
-        let mut clean = FakeLister::new();
-        for (p, k) in &real {
-            clean = clean.with(p, *k);
-        }
-        (clean, real)
-    })
 }
 
 proptest! {
