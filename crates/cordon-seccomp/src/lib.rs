@@ -75,7 +75,8 @@ pub struct FilterSpec {
     pub deny_sockets: bool,
     /// No namespace holds the jail's processes (the Landlock backend): refuse `setsid(2)` and
     /// `setpgid(2)`, so every process the command starts stays in the process group the launcher
-    /// kills when the run ends.
+    /// kills when the run ends, and System V IPC and POSIX message queues, which an IPC
+    /// namespace would have kept apart from the host's.
     pub keep_process_group: bool,
 }
 

@@ -335,7 +335,9 @@ const SOCKET_DENIAL: Denial = eperm(
      connectable through a read-only bind; socketpair(2) stays allowed",
 );
 
-const PROCESS_GROUP_DENIALS: [Denial; 2] = [
+/// Without bubblewrap's namespaces (the Landlock backend): what the PID and IPC namespaces would
+/// have held.
+const NO_NAMESPACE_DENIALS: [Denial; 19] = [
     eperm(
         "setsid",
         "no PID namespace holds the jail: a new session would leave the process group that the \
@@ -345,7 +347,29 @@ const PROCESS_GROUP_DENIALS: [Denial; 2] = [
         "setpgid",
         "no PID namespace holds the jail: another process group would outlive the run",
     ),
+    eperm("shmget", SYSV_IPC),
+    eperm("shmat", SYSV_IPC),
+    eperm("shmctl", SYSV_IPC),
+    eperm("msgget", SYSV_IPC),
+    eperm("msgsnd", SYSV_IPC),
+    eperm("msgrcv", SYSV_IPC),
+    eperm("msgctl", SYSV_IPC),
+    eperm("semget", SYSV_IPC),
+    eperm("semop", SYSV_IPC),
+    eperm("semtimedop", SYSV_IPC),
+    eperm("semctl", SYSV_IPC),
+    eperm("mq_open", POSIX_MQ),
+    eperm("mq_unlink", POSIX_MQ),
+    eperm("mq_timedsend", POSIX_MQ),
+    eperm("mq_timedreceive", POSIX_MQ),
+    eperm("mq_notify", POSIX_MQ),
+    eperm("mq_getsetattr", POSIX_MQ),
 ];
+
+const SYSV_IPC: &str = "no IPC namespace holds the jail: System V objects are the host's, found by \
+     key or id and not covered by Landlock";
+const POSIX_MQ: &str = "no IPC namespace holds the jail: POSIX message queues are the host's, \
+     opened by name through a system call Landlock does not see";
 
 /// The filter for `spec`, row by row, in the order the program decides.
 ///
@@ -378,7 +402,7 @@ pub fn rule_table(spec: &FilterSpec) -> Vec<Rule> {
     }
     let socket = spec.deny_sockets.then_some(&SOCKET_DENIAL);
     let group: &[Denial] = if spec.keep_process_group {
-        &PROCESS_GROUP_DENIALS
+        &NO_NAMESPACE_DENIALS
     } else {
         &[]
     };
@@ -426,7 +450,12 @@ mod tests {
         let plain = spec(Arch::X86_64, true);
         assert!(!has(plain, "setsid") && !has(plain, "setpgid"));
         let alone = plain.without_pid_namespace();
-        assert!(has(alone, "setsid") && has(alone, "setpgid"));
+        for name in [
+            "setsid", "setpgid", "shmget", "shmat", "msgget", "semget", "mq_open",
+        ] {
+            assert!(has(alone, name), "{name}");
+            assert!(!has(plain, name), "{name}");
+        }
     }
 
     #[test]

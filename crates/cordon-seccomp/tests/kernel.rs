@@ -365,6 +365,32 @@ fn cases() -> Vec<Case> {
             expect: Denied(eperm),
             probe: || in_child(|| raw(libc::SYS_setpgid, [0; 6])),
         },
+        Case {
+            name: "shmget(IPC_PRIVATE), no IPC namespace",
+            deny_sockets: true,
+            alone: true,
+            expect: Denied(eperm),
+            probe: || {
+                ipc_private(
+                    libc::SYS_shmget,
+                    [0, 4096, 0o600 | 0o1000, 0, 0, 0],
+                    libc::SYS_shmctl,
+                )
+            },
+        },
+        Case {
+            name: "msgget(IPC_PRIVATE), no IPC namespace",
+            deny_sockets: true,
+            alone: true,
+            expect: Denied(eperm),
+            probe: || {
+                ipc_private(
+                    libc::SYS_msgget,
+                    [0, 0o600 | 0o1000, 0, 0, 0, 0],
+                    libc::SYS_msgctl,
+                )
+            },
+        },
         // What the filter leaves alone.
         deny("clone(CLONE_THREAD) reaches the kernel", Untouched, || {
             clone_flags(0)
@@ -444,6 +470,16 @@ fn cases() -> Vec<Case> {
         deny("i386 getpid (int 0x80)", Killed, int80_getpid),
     ]);
     cases
+}
+
+/// Creates a private System V object with `get` and, when that works, removes it again with
+/// `ctl(id, IPC_RMID)`, so the unfiltered run leaves nothing on the host.
+fn ipc_private(get: c_long, args: [c_ulong; 6], ctl: c_long) -> Outcome {
+    let outcome = raw(get, args);
+    if let Outcome::Ok(id) = outcome {
+        let _ = raw(ctl, [id as c_ulong, libc::IPC_RMID as c_ulong, 0, 0, 0, 0]);
+    }
+    outcome
 }
 
 /// Runs `probe` in a forked child (for calls that would change this process's session or group,
