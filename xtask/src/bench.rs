@@ -1,220 +1,342 @@
-//! `cargo xtask bench`: whole-process launch cost of `cordon run -- /bin/true`, side by side with
-//! plain bubblewrap in the same run. Nothing here asserts a time; it measures and prints.
+//! `cargo xtask bench`: what cordon costs, side by side with what it is built on, in one run.
+//! Nothing here asserts a time; it measures, prints a table, and writes docs/benchmarks.md (and
+//! JSON when asked).
 //!
-//! Three commands are timed, interleaved round-robin so that machine noise hits all of them alike:
-//! - `bwrap (seed flags)`: the seed design's bubblewrap command line, no seccomp;
-//! - `bwrap (same isolation)`: exactly the options `cordon explain` prints (every namespace, mount,
-//!   mask and environment variable, and the same seccomp program on a descriptor), minus the stage;
-//! - `cordon run`: the release CLI, with its probe cache warm (as every run after the first).
+//! - **Launch** (`launch`): `/bin/true` bare, under bubblewrap with the seed's flags, under
+//!   bubblewrap with exactly cordon's isolation, through `cordon run`, through
+//!   `cordon_launch::Launcher::run` in process, and `cordon explain` — interleaved, medians.
+//! - **Flat in repository size**: `cordon run` in an empty workspace and in one of 100,000 files
+//!   (`tree`), in the same interleaved rounds.
+//! - **Scan**: `cordon_scan::scan` of those 100,000 files against `find` with the same predicates.
+//! - **In-process steps** (`micro`): plan, environment, seccomp, bubblewrap arguments, Seatbelt
+//!   with 1,000 globs, a floor verdict on a 10 KB command, and the per-command snapshot check.
+//!
+//! The in-process rows must time optimized code, and `cargo xtask` builds xtask in debug mode:
+//! a debug xtask therefore builds a release one and runs the bench there, with the same
+//! arguments.
 
-use std::os::fd::{AsRawFd, OwnedFd};
+mod launch;
+mod micro;
+mod report;
+mod tree;
+
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::cmd::Cmd;
 use crate::error::Error;
+use report::{Machine, Report, Row, Section};
 
-const BWRAP: &str = "/usr/bin/bwrap";
-
-struct Case {
-    name: &'static str,
-    command: Command,
-    samples: Vec<Duration>,
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Samples per launch case and batches per in-process step.
+    pub runs: usize,
+    /// Also write the report as JSON here.
+    pub json: Option<PathBuf>,
+    /// Rewrite docs/benchmarks.md (outside the load section).
+    pub write_docs: bool,
 }
 
-/// Opens `path` for reading *without* close-on-exec, so a child inherits the descriptor.
-fn inheritable(path: &Path) -> Result<OwnedFd, Error> {
-    rustix::fs::open(path, rustix::fs::OFlags::RDONLY, rustix::fs::Mode::empty())
-        .map_err(|e| Error::Bench(format!("cannot open {}: {e}", path.display())))
-}
-
-/// Runs the benchmark with `runs` samples per command.
+/// Runs the benchmark with `runs` samples per case; writes docs/benchmarks.md.
 pub fn run(root: &Path, runs: usize) -> Result<(), Error> {
-    if !Path::new(BWRAP).exists() {
+    run_with(
+        root,
+        &Options {
+            runs,
+            json: None,
+            write_docs: true,
+        },
+    )
+}
+
+/// Runs the benchmark.
+pub fn run_with(root: &Path, opts: &Options) -> Result<(), Error> {
+    if opts.runs == 0 {
+        return Err(Error::Bench("--runs must be at least 1".into()));
+    }
+    if !Path::new(launch::BWRAP).exists() {
         return Err(Error::Bench(format!(
-            "{BWRAP} is missing: run `cargo xtask ci setup` first"
+            "{} is missing: run `cargo xtask ci setup` first",
+            launch::BWRAP
         )));
     }
-    Cmd::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let target = target_dir(root);
+    // Two invocations, not one: building both packages at once would unify their dependencies'
+    // features and give a `cordon` binary unlike the one `-p cordon` builds.
+    Cmd::new(&cargo)
         .args(["build", "--release", "--locked", "-p", "cordon"])
         .current_dir(root)
         .run()?;
-    let cordon = root.join("target/release/cordon");
-    let work = tempfile_dir()?;
-
-    // The same isolation: cordon's own option list, without the stage bind.
-    let explain = Cmd::new(&cordon)
-        .args(["explain", "--", "/bin/true"])
-        .current_dir(&work)
-        .read()?;
-    let mut lines: Vec<&str> = explain.lines().skip(1).collect();
-    let dash = lines
-        .iter()
-        .position(|l| *l == "--")
-        .ok_or_else(|| Error::Bench("explain printed no `--`".into()))?;
-    lines.truncate(dash);
-    let mut options: Vec<String> = Vec::new();
-    let mut i = 0;
-    while i < lines.len() {
-        match lines[i] {
-            "--seccomp" => i += 2,
-            "--ro-bind" if lines.get(i + 2) == Some(&"/run/cordon/stage") => i += 3,
-            other => {
-                options.push(other.to_owned());
-                i += 1;
-            }
-        }
+    if cfg!(debug_assertions) {
+        Cmd::new(&cargo)
+            .args(["build", "--release", "--locked", "-p", "xtask"])
+            .current_dir(root)
+            .run()?;
+        let args: Vec<OsString> = std::env::args_os().skip(1).collect();
+        // Same working directory, so a relative `--json FILE` means the same file.
+        return Cmd::new(target.join("release/xtask"))
+            .args(&args)
+            .run()
+            .map_err(Error::from);
     }
-    let spec =
-        cordon_seccomp::FilterSpec::for_host(true).map_err(|e| Error::Bench(e.to_string()))?;
-    let filter = cordon_seccomp::compile(&spec).map_err(|e| Error::Bench(e.to_string()))?;
-    let seccomp_path = work.join("filter.bpf");
-    std::fs::write(&seccomp_path, filter.bytes()).map_err(|e| Error::Bench(e.to_string()))?;
-    let args_path = work.join("args");
-    let mut nul = Vec::new();
-    for o in &options {
-        nul.extend_from_slice(o.as_bytes());
-        nul.push(0);
+    let cordon = target.join("release/cordon");
+    let base = std::env::temp_dir().join(format!("cordon-bench-{}", std::process::id()));
+    let outcome = measure(&cordon, &base, opts);
+    let _ = std::fs::remove_dir_all(&base);
+    let report = outcome?;
+    report.print();
+    if let Some(path) = &opts.json {
+        report.write_json(path)?;
+        println!("wrote {}", path.display());
     }
-    std::fs::write(&args_path, nul).map_err(|e| Error::Bench(e.to_string()))?;
-
-    // Warm the probe cache (and check every command works) before timing anything.
-    Cmd::new(&cordon)
-        .args(["run", "--", "/bin/true"])
-        .current_dir(&work)
-        .run()?;
-
-    let mut seed = Command::new(BWRAP);
-    seed.args([
-        "--new-session",
-        "--die-with-parent",
-        "--unshare-pid",
-        "--unshare-ipc",
-        "--unshare-uts",
-        "--cap-drop",
-        "ALL",
-        "--ro-bind",
-        "/",
-        "/",
-        "--proc",
-        "/proc",
-        "--dev",
-        "/dev",
-        "--unshare-net",
-        "--tmpfs",
-        "/tmp",
-    ]);
-    seed.arg("--bind")
-        .arg(&work)
-        .arg(&work)
-        .args(["--", "/bin/true"]);
-
-    let mut cases = vec![
-        Case {
-            name: "/bin/true (no jail)",
-            command: Command::new("/bin/true"),
-            samples: Vec::new(),
-        },
-        Case {
-            name: "bwrap (seed flags)",
-            command: seed,
-            samples: Vec::new(),
-        },
-    ];
-    let mut held: Vec<OwnedFd> = Vec::new();
-    {
-        let seccomp_fd = inheritable(&seccomp_path)?;
-        let args_fd = inheritable(&args_path)?;
-        let mut same = Command::new(BWRAP);
-        same.arg("--args")
-            .arg(args_fd.as_raw_fd().to_string())
-            .arg("--seccomp")
-            .arg(seccomp_fd.as_raw_fd().to_string())
-            .args(["--", "/bin/true"]);
-        cases.push(Case {
-            name: "bwrap (same isolation)",
-            command: same,
-            samples: Vec::new(),
-        });
-        held.push(seccomp_fd);
-        held.push(args_fd);
+    if opts.write_docs {
+        let docs = root.join("docs/benchmarks.md");
+        report.write_docs(&docs)?;
+        println!("wrote {}", docs.display());
     }
-    let mut run_cmd = Command::new(&cordon);
-    run_cmd.args(["run", "--", "/bin/true"]);
-    cases.push(Case {
-        name: "cordon run",
-        command: run_cmd,
-        samples: Vec::new(),
-    });
-    let mut explain_cmd = Command::new(&cordon);
-    explain_cmd.args(["explain", "--", "/bin/true"]);
-    cases.push(Case {
-        name: "cordon explain (no spawn)",
-        command: explain_cmd,
-        samples: Vec::new(),
-    });
-
-    for case in &mut cases {
-        case.command
-            .current_dir(&work)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-    }
-    for round in 0..runs + 10 {
-        for case in &mut cases {
-            // The args descriptor is read by bubblewrap: rewind it before each use.
-            for fd in &held {
-                let _ = rustix::fs::seek(fd, rustix::fs::SeekFrom::Start(0));
-            }
-            let start = Instant::now();
-            let status = case
-                .command
-                .status()
-                .map_err(|e| Error::Bench(format!("{}: {e}", case.name)))?;
-            let took = start.elapsed();
-            if !status.success() {
-                return Err(Error::Bench(format!("{} failed: {status}", case.name)));
-            }
-            if round >= 10 {
-                case.samples.push(took);
-            }
-        }
-    }
-    let median = |s: &mut Vec<Duration>| {
-        s.sort();
-        s[s.len() / 2]
-    };
-    let medians: Vec<(&str, Duration)> = cases
-        .iter_mut()
-        .map(|c| (c.name, median(&mut c.samples)))
-        .collect();
-    let same = medians
-        .iter()
-        .find(|(n, _)| *n == "bwrap (same isolation)")
-        .map(|(_, d)| *d)
-        .unwrap_or_default();
-    println!("\nwhole-process launch of /bin/true, {runs} runs each, interleaved; medians");
-    println!(
-        "{:<28} {:>10} {:>22}",
-        "command", "median", "ratio to same isolation"
-    );
-    for (name, d) in &medians {
-        let ratio = d.as_secs_f64() / same.as_secs_f64().max(1e-9);
-        println!(
-            "{name:<28} {:>8.2} ms {ratio:>21.2}×",
-            d.as_secs_f64() * 1000.0
-        );
-    }
-    drop(held);
-    let _ = std::fs::remove_dir_all(&work);
     Ok(())
 }
 
-fn tempfile_dir() -> Result<PathBuf, Error> {
-    let dir = std::env::temp_dir().join(format!("cordon-bench-{}", std::process::id()));
-    std::fs::create_dir_all(&dir)
-        .map_err(|e| Error::Bench(format!("cannot create {}: {e}", dir.display())))?;
-    Ok(dir)
+fn target_dir(root: &Path) -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(dir) => root.join(dir),
+        None => root.join("target"),
+    }
+}
+
+fn median(samples: &mut [Duration]) -> Duration {
+    samples.sort();
+    samples.get(samples.len() / 2).copied().unwrap_or_default()
+}
+
+/// `100000` → `100,000`.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn make_dir(dir: &Path) -> Result<PathBuf, Error> {
+    std::fs::create_dir_all(dir)
+        .and_then(|()| std::fs::canonicalize(dir))
+        .map_err(|e| Error::Bench(format!("cannot create {}: {e}", dir.display())))
+}
+
+fn measure(cordon: &Path, base: &Path, opts: &Options) -> Result<Report, Error> {
+    let load_before = load_average();
+    let files = make_dir(&base.join("files"))?;
+    let empty = make_dir(&base.join("empty"))?;
+    let large = make_dir(&base.join("large"))?;
+    println!("building the 100,000-file workspace in {}", large.display());
+    let tree_text = tree::build(&large)?;
+    println!(
+        "{} (built in {:.1} s)",
+        tree_text.description,
+        tree_text.took.as_secs_f64()
+    );
+
+    println!("timing launches: {} rounds of 7 cases", opts.runs);
+    let launches = launch::run(
+        &launch::Places {
+            cordon,
+            empty: &empty,
+            large: &large,
+            files: &files,
+        },
+        opts.runs,
+    )?;
+    let get = |name: &str| {
+        launches
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, d)| *d)
+            .ok_or_else(|| Error::Bench(format!("no timing for {name}")))
+    };
+    let same = get(launch::SAME)?;
+
+    let scan_rounds = (opts.runs / 10).clamp(5, 25);
+    println!("timing the scan against find: {scan_rounds} rounds");
+    let scans = tree::scan_vs_find(&large, scan_rounds)?;
+
+    println!("timing in-process steps: {} batches each", opts.runs);
+    let bwrap_version = Cmd::new(launch::BWRAP).arg("--version").read()?;
+    let bwrap_help = Cmd::new(launch::BWRAP).arg("--help").read()?;
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .ok_or_else(|| Error::Bench("HOME is not set".into()))?;
+    let stage = std::fs::canonicalize(cordon)
+        .map_err(|e| Error::Bench(format!("{}: {e}", cordon.display())))?;
+    let micros = micro::run(
+        &micro::Inputs {
+            home: &home,
+            workspace: &empty,
+            stage: &stage,
+            bwrap_version: &bwrap_version,
+            bwrap_help: &bwrap_help,
+            snapshot: scans.session.snapshot(),
+        },
+        opts.runs,
+    )?;
+
+    let ratio = |d: Duration, to: Duration| d.as_secs_f64() / to.as_secs_f64().max(1e-12);
+    let mut rows = Vec::new();
+    for (name, d) in &launches {
+        let target = matches!(*name, launch::CLI | launch::LIBRARY).then_some(1.15);
+        if *name == launch::CLI_LARGE {
+            continue;
+        }
+        rows.push(Row {
+            section: Section::Launch,
+            what: (*name).to_owned(),
+            median: *d,
+            samples: opts.runs,
+            ratio: ratio(*d, same),
+            target,
+            target_source: target.map(|_| "docs/limits.md"),
+        });
+    }
+    let empty_run = get(launch::CLI)?;
+    for (name, d, target) in [
+        (launch::CLI_EMPTY, empty_run, None),
+        (launch::CLI_LARGE, get(launch::CLI_LARGE)?, Some(1.10)),
+    ] {
+        rows.push(Row {
+            section: Section::RepoSize,
+            what: name.to_owned(),
+            median: d,
+            samples: opts.runs,
+            ratio: ratio(d, empty_run),
+            target,
+            target_source: target.map(|_| "issue #8"),
+        });
+    }
+    let c = scans.session.counts();
+    for (what, d, target) in [
+        ("find -xdev (same predicates)".to_owned(), scans.find, None),
+        (
+            format!(
+                "cordon-scan ({} entries, {} directories)",
+                thousands(c.entries),
+                thousands(c.dirs)
+            ),
+            scans.scan,
+            Some(1.0),
+        ),
+        (
+            "cordon-scan, every worker on one core".to_owned(),
+            scans.scan_one_core,
+            None,
+        ),
+        (
+            format!("cordon-scan + {} deny globs", tree::DENY_GLOBS.len()),
+            scans.scan_globs,
+            None,
+        ),
+    ] {
+        rows.push(Row {
+            section: Section::Scan,
+            what,
+            median: d,
+            samples: scans.rounds,
+            ratio: ratio(d, scans.find),
+            target,
+            target_source: target.map(|_| "issue #8"),
+        });
+    }
+    for t in micros {
+        rows.push(Row {
+            section: Section::Micro,
+            what: t.what,
+            median: t.median,
+            samples: t.samples,
+            ratio: ratio(t.median, same),
+            target: None,
+            target_source: None,
+        });
+    }
+
+    Ok(Report {
+        runs: opts.runs,
+        scan_rounds,
+        tree: tree_text.description.clone(),
+        machine: machine(&bwrap_version, load_before),
+        rows,
+    })
+}
+
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|s| {
+            let parts: Vec<&str> = s.split_whitespace().take(3).collect();
+            (parts.len() == 3).then(|| parts.join(" "))
+        })
+        .unwrap_or_else(|| "unknown".into())
+}
+
+fn machine(bwrap_version: &str, load_before: String) -> Machine {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let cpu = cpuinfo
+        .lines()
+        .find_map(|l| l.strip_prefix("model name"))
+        .and_then(|l| l.split_once(':'))
+        .map_or_else(|| "unknown CPU".to_owned(), |(_, v)| v.trim().to_owned());
+    let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+    let memory = meminfo
+        .lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or_else(
+            || "unknown memory".to_owned(),
+            |kb| format!("{} GiB RAM", kb / (1024 * 1024)),
+        );
+    let uname = rustix::system::uname();
+    let kernel = uname.release().to_string_lossy().into_owned();
+    let euid = rustix::process::geteuid();
+    let user = if euid.is_root() {
+        "root".to_owned()
+    } else {
+        format!("uid {}", euid.as_raw())
+    };
+    let rustc = Cmd::new("rustc")
+        .arg("--version")
+        .read()
+        .unwrap_or_else(|_| "rustc (unknown version)".into());
+    let date = Cmd::new("date")
+        .args(["-u", "+%Y-%m-%d"])
+        .read()
+        .unwrap_or_else(|_| "(unknown date)".into());
+    Machine {
+        date,
+        cpu,
+        cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        memory,
+        kernel,
+        bwrap: bwrap_version.trim().to_owned(),
+        rustc,
+        user,
+        load_before,
+        load_after: load_average(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn thousands_are_separated() {
+        assert_eq!(super::thousands(0), "0");
+        assert_eq!(super::thousands(999), "999");
+        assert_eq!(super::thousands(1000), "1,000");
+        assert_eq!(super::thousands(101_113), "101,113");
+        assert_eq!(super::thousands(1_234_567), "1,234,567");
+    }
 }

@@ -9,6 +9,8 @@ mod ci;
 mod cmd;
 mod error;
 mod escape;
+mod fuzz;
+mod load;
 mod setup;
 mod workspace;
 
@@ -37,6 +39,33 @@ enum Task {
     Bench(BenchArgs),
     /// Run real attacks through `cordon run` in every column; `--mutants` proves the suite can fail.
     EscapeSuite(EscapeArgs),
+    /// Run the libFuzzer targets in fuzz/ for N seconds each (cargo-fuzz); a crash fails.
+    Fuzz(FuzzArgs),
+    /// Run many jails at once (library and CLI, some launchers SIGKILLed); fail on a wrong outcome
+    /// or anything left behind (processes, mounts, files, descriptors, memory).
+    Load(LoadArgs),
+}
+
+#[derive(Debug, Args)]
+struct LoadArgs {
+    /// Commands run at the same time.
+    #[arg(long, default_value_t = 16)]
+    jobs: usize,
+    /// Commands in all.
+    #[arg(long, default_value_t = 500)]
+    runs: usize,
+    /// Seed of the mix (which kinds, which workspaces, in which order).
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Also write the report as JSON to this file.
+    #[arg(long, value_name = "FILE")]
+    json: Option<std::path::PathBuf>,
+    /// Use this cordon binary instead of building one (e.g. when running as an unprivileged user).
+    #[arg(long, value_name = "PATH")]
+    cordon: Option<std::path::PathBuf>,
+    /// Keep the load's directory (target/load/run-<pid>) afterwards.
+    #[arg(long)]
+    keep: bool,
 }
 
 #[derive(Debug, Args)]
@@ -47,7 +76,7 @@ struct EscapeArgs {
     /// Run the cases against deliberately weakened launchers; fail unless each is caught.
     #[arg(long)]
     mutants: bool,
-    /// Only these columns (root/host, root/minimal, user/host, user/minimal); default: all.
+    /// Only these columns (root/host, root/minimal, user/host, user/minimal, root/landlock, user/landlock); default: all.
     #[arg(long, value_delimiter = ',')]
     columns: Vec<String>,
     /// Only the cases whose id starts with one of these prefixes.
@@ -62,6 +91,26 @@ struct EscapeArgs {
     /// With --mutants: only these weakenings.
     #[arg(long, value_delimiter = ',')]
     mutant: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+struct FuzzArgs {
+    /// Seconds per target.
+    #[arg(long, default_value_t = 60)]
+    seconds: u64,
+    /// Only these targets (repeatable, or comma-separated); default: all.
+    #[arg(long = "target", value_delimiter = ',', value_parser = fuzz_target_names())]
+    targets: Vec<String>,
+    /// Which compiler builds the targets.
+    #[arg(long, value_enum, default_value_t = fuzz::Toolchain::Pinned)]
+    toolchain: fuzz::Toolchain,
+    /// Sanitizer to build with.
+    #[arg(long, value_enum, default_value_t = fuzz::Sanitizer::None)]
+    sanitizer: fuzz::Sanitizer,
+}
+
+fn fuzz_target_names() -> PossibleValuesParser {
+    PossibleValuesParser::new(fuzz::TARGETS.iter().map(|t| t.name))
 }
 
 #[derive(Debug, Args)]
@@ -113,6 +162,38 @@ fn main() -> ExitCode {
                 mutant: args.mutant,
             };
             match escape::run(&ci::Ctx::from_env().root, &opts) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("\nerror: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        Task::Load(args) => {
+            let opts = load::Options {
+                jobs: args.jobs,
+                runs: args.runs,
+                seed: args.seed,
+                json: args.json,
+                cordon: args.cordon,
+                keep: args.keep,
+            };
+            match load::run(&ci::Ctx::from_env().root, &opts) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("\nerror: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        Task::Fuzz(args) => {
+            let opts = fuzz::Options {
+                seconds: args.seconds,
+                targets: args.targets,
+                toolchain: args.toolchain,
+                sanitizer: args.sanitizer,
+            };
+            match fuzz::run(&ci::Ctx::from_env(), &opts) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("\nerror: {e}");

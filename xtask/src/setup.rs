@@ -13,9 +13,14 @@ const BWRAP: &str = "/usr/bin/bwrap";
 /// config schema under CI. Raise it together with `deny.toml`.
 const CARGO_DENY_VERSION: &str = "0.20.2";
 
+/// The cargo-fuzz release `cargo xtask fuzz` is written for (its `run` options and output);
+/// pinned like cargo-deny.
+const CARGO_FUZZ_VERSION: &str = "0.13.2";
+
 pub fn run(ctx: &Ctx) -> Result<(), Error> {
     bubblewrap(ctx)?;
     cargo_deny(ctx)?;
+    cargo_fuzz(ctx)?;
     match nextest_version(ctx) {
         Some(version) => println!("cargo-nextest: {version}"),
         None => println!("cargo-nextest: not installed; the test step falls back to `cargo test`"),
@@ -73,6 +78,24 @@ fn cargo_deny(ctx: &Ctx) -> Result<(), Error> {
     }
     let version = ctx.cargo(["deny", "--version"]).read()?;
     println!("cargo-deny: {version}");
+    Ok(())
+}
+
+/// Makes sure `cargo fuzz` exists (the `fuzz-smoke` step and `cargo xtask fuzz` run it).
+pub fn cargo_fuzz(ctx: &Ctx) -> Result<(), Error> {
+    if ctx.cargo(["fuzz", "--version"]).probe().is_none() {
+        println!("cargo-fuzz: not installed; installing {CARGO_FUZZ_VERSION} (about 30 seconds)");
+        ctx.cargo([
+            "install",
+            "--locked",
+            "cargo-fuzz",
+            "--version",
+            CARGO_FUZZ_VERSION,
+        ])
+        .run()?;
+    }
+    let version = ctx.cargo(["fuzz", "--version"]).read()?;
+    println!("cargo-fuzz: {version}");
     Ok(())
 }
 

@@ -35,6 +35,7 @@
 //!   there as it does on the host posture's read-only root. It comes after everything because
 //!   bubblewrap creates the mount points of the operations above inside that root.
 
+use std::collections::HashSet;
 use std::ffi::{OsStr, OsString};
 use std::path::{Component, Path};
 
@@ -161,8 +162,10 @@ fn step(flag: &str, operands: &[&OsStr]) -> Vec<OsString> {
     args
 }
 
-/// The sort key described in the module documentation.
-type SortKey<'a> = (Vec<&'a OsStr>, Rank, Mount<'a>);
+/// The sort key described in the module documentation. The operation's arguments, compared
+/// byte for byte, come last: two spellings of one path (`//a` and `/a`) compare equal by
+/// component, and without this the spelling `dedup` keeps would depend on the plan's order.
+type SortKey<'a> = (Vec<&'a OsStr>, Rank, Mount<'a>, Vec<OsString>);
 
 fn sort_key<'a>(m: &Mount<'a>) -> SortKey<'a> {
     let components = m
@@ -173,7 +176,7 @@ fn sort_key<'a>(m: &Mount<'a>) -> SortKey<'a> {
             _ => None,
         })
         .collect();
-    (components, m.rank(), m.clone())
+    (components, m.rank(), m.clone(), m.args())
 }
 
 /// The plan's filesystem (and the stage, when given) as ordered mount operations, followed by
@@ -195,12 +198,17 @@ pub(crate) fn ordered<'a>(
     mounts.sort_by_cached_key(sort_key);
     mounts.dedup();
     let mut kept: Vec<Mount<'a>> = Vec::with_capacity(mounts.len());
+    // The masks kept so far, looked up by each strict ancestor of a destination: linear in the
+    // number of mounts (a plan may hold ten thousand masks), where scanning `kept` was quadratic.
+    // `Path` hashes and compares by component, as `starts_with` does.
+    let mut masks: HashSet<&'a Path> = HashSet::new();
     for m in mounts {
         let dest = m.dest();
-        let below_a_mask = kept
-            .iter()
-            .any(|k| k.is_mask() && dest != k.dest() && dest.starts_with(k.dest()));
+        let below_a_mask = dest.ancestors().skip(1).any(|a| masks.contains(a));
         if !below_a_mask {
+            if m.is_mask() {
+                masks.insert(dest);
+            }
             kept.push(m);
         }
     }

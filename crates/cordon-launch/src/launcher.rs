@@ -248,13 +248,6 @@ impl Launcher {
         if req.argv.is_empty() {
             return Err(LaunchError::EmptyCommand);
         }
-        // Close what a read-only bind of each protected path leaves open (guard.rs). What it
-        // creates on the host is in `cleanup`, removed at the end of the run (leftovers.rs).
-        let (guarded, mut cleanup) = crate::guard::apply(req.plan, true);
-        let req = &RunRequest {
-            plan: &guarded,
-            ..*req
-        };
         #[cfg(all(feature = "mutants", debug_assertions))]
         let (mutant, mutated) = crate::mutant::active()?.map_or((None, None), |m| {
             (Some(m), Some(crate::mutant::plan(m, req.plan)))
@@ -291,6 +284,14 @@ impl Launcher {
         if let Some(refusal) = stage_inside_writable(backend, req.plan) {
             return Ok(refused(refusal.to_string(), policy_hash, env_dropped));
         }
+        // Close what a read-only bind of each protected path leaves open (guard.rs). What it
+        // creates on the host is in `cleanup`, removed at the end of the run (leftovers.rs). Made
+        // after the probe, so a launcher killed while probing leaves nothing in the workspace.
+        let (guarded, mut cleanup) = crate::guard::apply(req.plan, true);
+        let req = &RunRequest {
+            plan: &guarded,
+            ..*req
+        };
         let (status_read, status_write) =
             sys::pipe().map_err(LaunchError::io("creating the status pipe"))?;
         let mut check = self_check(req.plan, sys::raw(&status_write));

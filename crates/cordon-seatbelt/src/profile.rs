@@ -5,7 +5,7 @@
 //! so everything that takes access away — protected paths, masks, pinned directories — comes
 //! after everything that grants it, and nothing is granted after it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
@@ -78,12 +78,12 @@ fn check_path(what: &'static str, path: &Path) -> Result<(), SeatbeltError> {
     Ok(())
 }
 
-fn push_unique(out: &mut Vec<PathBuf>, items: impl IntoIterator<Item = PathBuf>) {
-    for p in items {
-        if !out.contains(&p) {
-            out.push(p);
-        }
-    }
+/// Drops every path equal to an earlier one, keeping the order of first appearance, in linear
+/// time: a plan may name ten thousand masks, and a `contains` scan per path was quadratic.
+/// `Path` hashes and compares by component.
+fn dedup_in_order(paths: &mut Vec<PathBuf>) {
+    let mut seen: HashSet<PathBuf> = HashSet::with_capacity(paths.len());
+    paths.retain(|p| seen.insert(p.clone()));
 }
 
 /// The paths of the plan (and request) the profile names, each in every spelling.
@@ -112,41 +112,52 @@ fn collect(req: &Request<'_>) -> Result<Paths, SeatbeltError> {
         read: Vec::new(),
     };
     for w in &plan.writable {
-        push_unique(&mut paths.writable, spelled("writable root", w)?);
+        paths.writable.extend(spelled("writable root", w)?);
     }
     for p in &plan.protected {
-        push_unique(&mut paths.protected, spelled("protected path", &p.path)?);
+        paths.protected.extend(spelled("protected path", &p.path)?);
     }
     for m in &plan.masks {
-        push_unique(&mut paths.masks, spelled("credential mask", &m.target)?);
-        push_unique(&mut paths.masks, spelled("credential mask", &m.requested)?);
+        paths.masks.extend(spelled("credential mask", &m.target)?);
+        paths
+            .masks
+            .extend(spelled("credential mask", &m.requested)?);
     }
     // Seatbelt matches names, not mounts: a path that does not exist yet can be ruled on too, so
     // a mask or protected path created later is covered from the start (unlike a bind mount).
     for s in &plan.skipped {
         match s.reason {
             SkipReason::MaskMissing => {
-                push_unique(&mut paths.masks, spelled("credential mask", &s.path)?);
+                paths.masks.extend(spelled("credential mask", &s.path)?);
             }
             SkipReason::ProtectedMissing => {
-                push_unique(&mut paths.protected, spelled("protected path", &s.path)?);
+                paths.protected.extend(spelled("protected path", &s.path)?);
             }
             // Outside every writable root: read-only already.
             SkipReason::ProtectedOutsideWritable => {}
         }
     }
     for d in &plan.private_dirs {
-        push_unique(&mut paths.private, spelled("private directory", d)?);
+        paths.private.extend(spelled("private directory", d)?);
     }
     for b in &plan.read_only {
-        push_unique(&mut paths.read, spelled("read-only tree", &b.source)?);
-        push_unique(&mut paths.read, spelled("read-only tree", &b.dest)?);
+        paths.read.extend(spelled("read-only tree", &b.source)?);
+        paths.read.extend(spelled("read-only tree", &b.dest)?);
     }
     for s in &plan.symlinks {
-        push_unique(&mut paths.read, spelled("symlink", &s.link)?);
+        paths.read.extend(spelled("symlink", &s.link)?);
     }
     if let Some(stage) = req.stage {
-        push_unique(&mut paths.read, spelled("stage", stage)?);
+        paths.read.extend(spelled("stage", stage)?);
+    }
+    for list in [
+        &mut paths.writable,
+        &mut paths.protected,
+        &mut paths.masks,
+        &mut paths.private,
+        &mut paths.read,
+    ] {
+        dedup_in_order(list);
     }
     Ok(paths)
 }
@@ -198,11 +209,13 @@ fn pins(req: &Request<'_>, paths: &Paths) -> Result<Vec<PathBuf>, SeatbeltError>
                 if !strictly_within(ancestor, root) {
                     break;
                 }
-                push_unique(&mut out, [ancestor.to_path_buf()]);
+                out.push(ancestor.to_path_buf());
             }
         }
     }
+    // A stable sort keeps equal paths in the order they came, so dedup keeps the first.
     out.sort();
+    out.dedup();
     Ok(out)
 }
 

@@ -2,6 +2,11 @@
 //! `CORDON_TEST_BWRAP` pointing the launcher at a broken bubblewrap; every one must be refused with
 //! 126 and the payload must never run. A control run through the same hook with the real
 //! `/usr/bin/bwrap` proves the payload would have left its marker.
+//!
+//! In the landlock columns the same broken bubblewrap meets `--backend auto`: `auto` may refuse
+//! (126, with the reason) or fall back to the Landlock backend, but the payload must never run
+//! unjailed: its write outside the writable set must not land and the report must name the
+//! `landlock` backend, sandboxed.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -186,9 +191,11 @@ fn refused(ctx: &Ctx<'_>, fake: Fake) -> Outcome {
     };
     let marker = ctx.work.join("payload-ran");
     let outside_probe = ctx.outside.join("escaped");
-    let out = ctx
-        .cordon()
-        .mutants_build()
+    let mut run = ctx.cordon().mutants_build();
+    if ctx.column.landlock() {
+        run = run.args(["--backend", "auto"]);
+    }
+    let out = run
         .env("CORDON_TEST_BWRAP", &candidates)
         .payload([
             "/bin/sh",
@@ -204,6 +211,27 @@ fn refused(ctx: &Ctx<'_>, fake: Fake) -> Outcome {
         .unwrap_or("")
         .to_owned();
     let _ = std::fs::remove_dir_all(fake_dir(ctx).unwrap_or_default());
+    if ctx.column.landlock() {
+        let json = out.json.as_ref();
+        let backend = json
+            .and_then(|j| j["backend"].as_str())
+            .unwrap_or("")
+            .to_owned();
+        let sandboxed = json.and_then(|j| j["sandboxed"].as_bool()) == Some(true);
+        let outside = outside_probe.exists();
+        let refused = out.code == Some(126) && !refusal.is_empty() && !marker.exists();
+        let fell_back = backend == "landlock" && sandboxed;
+        return ctx.judge(
+            &live,
+            outside || !(refused || fell_back),
+            format!(
+                "--backend auto: exit {:?}; backend {backend:?}, sandboxed {sandboxed}; \
+                 outside write landed: {outside}; reason: {}",
+                out.code,
+                cut(&refusal, 220)
+            ),
+        );
+    }
     ctx.judge(
         &live,
         ran || out.code != Some(126) || refusal.is_empty(),

@@ -1,5 +1,7 @@
-//! The columns: who runs cordon (root, or an unprivileged user the suite creates) × the posture
-//! (host: the `shell` profile; minimal: the `document-parser` profile).
+//! The columns: who runs cordon (root, or an unprivileged user the suite creates) × the jail
+//! (host: the `shell` profile under bubblewrap; minimal: the `document-parser` profile under
+//! bubblewrap; landlock: the `shell` profile under the Landlock backend). Every column names its
+//! backend with `--backend`, so a broken bubblewrap can never fall back to Landlock unnoticed.
 
 use std::process::Command;
 
@@ -21,32 +23,34 @@ pub enum Posture {
     Minimal,
 }
 
+/// The backend a column forces with `--backend`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Jail {
+    Bwrap,
+    Landlock,
+}
+
 /// One column of the matrix.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Column {
     pub who: Who,
     pub posture: Posture,
+    pub jail: Jail,
 }
 
 impl Column {
-    pub const ALL: [Column; 4] = [
-        Column {
-            who: Who::Root,
-            posture: Posture::Host,
-        },
-        Column {
-            who: Who::Root,
-            posture: Posture::Minimal,
-        },
-        Column {
-            who: Who::User,
-            posture: Posture::Host,
-        },
-        Column {
-            who: Who::User,
-            posture: Posture::Minimal,
-        },
+    pub const ALL: [Column; 6] = [
+        Column::new(Who::Root, Posture::Host, Jail::Bwrap),
+        Column::new(Who::Root, Posture::Minimal, Jail::Bwrap),
+        Column::new(Who::User, Posture::Host, Jail::Bwrap),
+        Column::new(Who::User, Posture::Minimal, Jail::Bwrap),
+        Column::new(Who::Root, Posture::Host, Jail::Landlock),
+        Column::new(Who::User, Posture::Host, Jail::Landlock),
     ];
+
+    const fn new(who: Who, posture: Posture, jail: Jail) -> Column {
+        Column { who, posture, jail }
+    }
 
     pub fn name(self) -> String {
         format!(
@@ -55,11 +59,25 @@ impl Column {
                 Who::Root => "root",
                 Who::User => "user",
             },
-            match self.posture {
-                Posture::Host => "host",
-                Posture::Minimal => "minimal",
+            match (self.jail, self.posture) {
+                (Jail::Landlock, _) => "landlock",
+                (Jail::Bwrap, Posture::Host) => "host",
+                (Jail::Bwrap, Posture::Minimal) => "minimal",
             }
         )
+    }
+
+    /// Whether this column runs the Landlock backend.
+    pub fn landlock(self) -> bool {
+        self.jail == Jail::Landlock
+    }
+
+    /// The `cordon run` options that select the backend.
+    pub fn backend_args(self) -> &'static [&'static str] {
+        match self.jail {
+            Jail::Bwrap => &["--backend", "bwrap"],
+            Jail::Landlock => &["--backend", "landlock"],
+        }
     }
 
     pub fn parse(name: &str) -> Option<Column> {
@@ -176,4 +194,41 @@ pub fn ensure_user() -> Result<Ids, String> {
     lookup(USER)
         .filter(|i| i.uid != 0)
         .ok_or_else(|| format!("user {USER} still missing after useradd"))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+    use super::*;
+
+    #[test]
+    fn six_columns_with_unique_names_that_parse_back() {
+        let names: Vec<String> = Column::ALL.iter().map(|c| c.name()).collect();
+        assert_eq!(
+            names,
+            [
+                "root/host",
+                "root/minimal",
+                "user/host",
+                "user/minimal",
+                "root/landlock",
+                "user/landlock"
+            ]
+        );
+        for c in Column::ALL {
+            assert_eq!(Column::parse(&c.name()), Some(c));
+        }
+    }
+
+    #[test]
+    fn every_column_names_its_backend() {
+        for c in Column::ALL {
+            let want = if c.landlock() { "landlock" } else { "bwrap" };
+            assert_eq!(c.backend_args(), ["--backend", want], "{}", c.name());
+        }
+        let landlock: Vec<_> = Column::ALL.iter().filter(|c| c.landlock()).collect();
+        assert_eq!(landlock.len(), 2);
+        assert!(landlock.iter().all(|c| c.posture == Posture::Host));
+    }
 }

@@ -192,6 +192,11 @@ impl<'a> Ctx<'a> {
         for s in SENTINELS {
             ctx.plant(&ctx.home.join(s), &ctx.secret(s))?;
         }
+        if column.landlock() {
+            // The workspace root holds protected paths, so under Landlock nothing can be created
+            // directly in it (a documented limit); an existing, empty canary can be written.
+            ctx.plant(&ctx.canary_path(), "")?;
+        }
         chown_r(&ctx.dir, ids).map_err(io)?;
         Ok(ctx)
     }
@@ -473,6 +478,9 @@ impl<'c, 'a> Run<'c, 'a> {
         let mut argv: Vec<OsString> = vec![binary.into(), "run".into(), "--json".into()];
         if self.posture {
             argv.extend(ctx.column.profile_args().iter().map(OsString::from));
+        }
+        if !self.args.iter().any(|a| a == "--backend") {
+            argv.extend(ctx.column.backend_args().iter().map(OsString::from));
         }
         argv.extend(self.args.iter().cloned());
         argv.push("--".into());

@@ -149,6 +149,14 @@ fn hostile_paths(ctx: &Ctx<'_>) -> Outcome {
             continue;
         }
         let inside = dir.join("made-inside");
+        if ctx.column.landlock() {
+            // Nothing can be created directly in a workspace root under Landlock (a documented
+            // limit, judged by the usability rows); an existing file can be written.
+            if let Err(e) = ctx.plant(&inside, "") {
+                problems.push(format!("harness: {e}"));
+                continue;
+            }
+        }
         let out = ctx
             .cordon()
             .cwd(&dir)
@@ -159,10 +167,11 @@ fn hostile_paths(ctx: &Ctx<'_>) -> Outcome {
                 "echo made > \"$PWD/made-inside\"".into(),
             ])
             .run();
-        if out.code == Some(125) && !inside.exists() {
+        let made = std::fs::read_to_string(&inside).is_ok_and(|t| t == "made\n");
+        if out.code == Some(125) && !made {
             continue; // refused cleanly
         }
-        if out.code == Some(0) && inside.exists() {
+        if out.code == Some(0) && made {
             ran += 1;
             continue;
         }

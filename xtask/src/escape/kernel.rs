@@ -100,6 +100,12 @@ pub fn cases() -> Vec<Case> {
             c,
             "/proc/self/status: every capability set zero, NoNewPrivs 1, Seccomp 2",
             caps,
+        )
+        .landlock_limit(
+            "without a user namespace an unprivileged user cannot clear its capability bounding \
+             set (that needs CAP_SETPCAP); its effective, permitted and ambient sets are empty and \
+             no-new-privileges stops setuid and file capabilities from granting any (root's \
+             bounding set is cleared)",
         ),
         Case::attack(
             "kernel/setuid",

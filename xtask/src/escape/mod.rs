@@ -13,8 +13,13 @@
 //! - **Controls.** The usability rows run in the same columns: a launcher that refuses everything
 //!   scores zero.
 //! - **Columns.** root and an unprivileged user ([`columns::USER`], created when missing, dropped to
-//!   with `setpriv`) × the host and minimal postures. A column that cannot run is reported as
-//!   unavailable, never as passed, and under `CI=true` that is a failure.
+//!   with `setpriv`) × the host and minimal postures under bubblewrap, plus the host posture under
+//!   the Landlock backend. A column that cannot run is reported as unavailable, never as passed,
+//!   and under `CI=true` that is a failure.
+//! - **Landlock limits are declared, never inferred.** A case the Landlock backend cannot block
+//!   (or serve) says why in [`Case::landlock_limit`]; only then does ESCAPED (or BROKEN) in a
+//!   landlock column read LIMIT. A declared limit that shows in no landlock column (blocked there)
+//!   fails the suite as STALE-LIMIT, so the list in `docs/backends.md` stays true.
 //!
 //! `--mutants` reruns the attack cases against launchers weakened one defence at a time (the
 //! `mutants` feature of `cordon-launch`, debug builds only) and fails unless every weakening turns
@@ -97,6 +102,8 @@ pub struct Case {
     /// Whether the mutant runs include it (cases that test the launcher's refusals or usability
     /// say nothing about a weakened jail).
     pub in_mutants: bool,
+    /// Why the Landlock backend cannot block (or serve) this case, if it cannot.
+    pub landlock_limit: Option<&'static str>,
     pub run: fn(&Ctx<'_>) -> Outcome,
 }
 
@@ -113,6 +120,7 @@ impl Case {
             about,
             exclusive: false,
             in_mutants: true,
+            landlock_limit: None,
             run,
         }
     }
@@ -124,6 +132,13 @@ impl Case {
 
     pub const fn not_in_mutants(mut self) -> Case {
         self.in_mutants = false;
+        self
+    }
+
+    /// Declares a documented limit of the Landlock backend: ESCAPED (BROKEN for a control) in a
+    /// landlock column reads LIMIT, and anything else there fails as a stale limit.
+    pub const fn landlock_limit(mut self, why: &'static str) -> Case {
+        self.landlock_limit = Some(why);
         self
     }
 }
@@ -407,6 +422,7 @@ fn run_matrix(
     for (row, column, outcome) in execute(suite, ids, jobs, opts.jobs) {
         matrix.rows[row].results.insert(column.name(), outcome);
     }
+    matrix.apply_limits(cases);
     matrix.took_secs = started.elapsed().as_secs_f64();
     println!("\n{}", matrix.table());
     let counts = matrix.counts();
@@ -431,6 +447,10 @@ fn run_matrix(
         std::fs::write(&md, matrix.markdown(cases))
             .map_err(|e| err(format!("{}: {e}", md.display())))?;
         println!("wrote {}", md.display());
+        let md = root.join("docs").join("backends.md");
+        std::fs::write(&md, matrix.backends(cases))
+            .map_err(|e| err(format!("{}: {e}", md.display())))?;
+        println!("wrote {}", md.display());
     }
     let failures = matrix.failures();
     if !failures.is_empty() {
@@ -453,9 +473,13 @@ fn run_matrix(
     Ok(())
 }
 
-/// The column the mutants run in: the first selected one that can run.
+/// The column the mutants run in: the first selected bubblewrap column that can run (the
+/// weakenings are bubblewrap's defences).
 fn mutant_column(ids: &Identities, columns: &[Column]) -> Option<Column> {
-    columns.iter().copied().find(|c| ids.ids(c.who).is_ok())
+    columns
+        .iter()
+        .copied()
+        .find(|c| !c.landlock() && ids.ids(c.who).is_ok())
 }
 
 fn run_mutants(
@@ -468,7 +492,9 @@ fn run_mutants(
     ci: bool,
 ) -> Result<(), Error> {
     let Some(column) = mutant_column(ids, columns) else {
-        return Err(err("no selected column can run here"));
+        return Err(err(
+            "no selected bubblewrap column can run here (the mutants weaken bubblewrap's jail)",
+        ));
     };
     if ci && ids.ids(columns::Who::Root).is_err() {
         return Err(err("CI=true requires running as root"));
@@ -641,4 +667,41 @@ fn hooks_unreachable(root: &Path, suite: &Suite) -> Result<(), Error> {
          CORDON_MUTANT=no-seccomp on the release build still runs with Seccomp: 2"
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+    use super::*;
+    use columns::Ids;
+
+    #[test]
+    fn the_mutants_never_run_in_a_landlock_column() {
+        let ids = Identities {
+            root: Ok(Ids { uid: 0, gid: 0 }),
+            user: Ok(Ids { uid: 1, gid: 1 }),
+            drop_with_setpriv: true,
+        };
+        let landlock: Vec<Column> = Column::ALL.into_iter().filter(|c| c.landlock()).collect();
+        assert_eq!(mutant_column(&ids, &landlock), None);
+        let mut order = landlock.clone();
+        order.extend(Column::ALL);
+        let picked = mutant_column(&ids, &order).unwrap();
+        assert!(!picked.landlock(), "{}", picked.name());
+    }
+
+    #[test]
+    fn every_declared_limit_gives_its_reason_in_words() {
+        let cases = all_cases();
+        let limited: Vec<&Case> = cases
+            .iter()
+            .filter(|c| c.landlock_limit.is_some())
+            .collect();
+        assert!(!limited.is_empty());
+        for c in limited {
+            let why = c.landlock_limit.unwrap();
+            assert!(why.split_whitespace().count() >= 5, "{}: {why:?}", c.id);
+        }
+    }
 }

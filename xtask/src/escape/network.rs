@@ -35,12 +35,21 @@ pub fn cases() -> Vec<Case> {
             c,
             "find a route to 192.0.2.1 (TEST-NET; UDP connect, no packet) and any interface but lo",
             beyond,
+        )
+        .landlock_limit(
+            "no network namespace: the host's interfaces and routes stay visible (connecting out \
+             is still refused: TCP by Landlock, network sockets by the seccomp filter)",
         ),
         Case::attack(
             "net/host-net-state",
             c,
             "see the host's listeners and abstract sockets in /proc/net/{tcp,udp,unix}",
             net_state,
+        )
+        .landlock_limit(
+            "no network namespace: /proc/net lists the host's sockets, listeners and abstract \
+             socket names (connecting to them is still refused, as net/tcp-loopback, \
+             net/abstract-socket and net/unix-socket-file show)",
         ),
         Case::attack(
             "net/raw-netlink-packet",
@@ -71,6 +80,10 @@ pub fn cases() -> Vec<Case> {
             c,
             "see (ipcs) and attach (shmat) a SysV shared memory segment the host created",
             sysv,
+        )
+        .landlock_limit(
+            "no IPC namespace: /proc/sysvipc lists the host's System V objects (attaching, and \
+             every System V and POSIX message-queue call, is refused by the seccomp filter)",
         ),
     ]
 }

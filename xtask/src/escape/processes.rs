@@ -17,6 +17,10 @@ pub fn cases() -> Vec<Case> {
             c,
             "host processes (one of the same user) are absent from the jail's /proc",
             invisible,
+        )
+        .landlock_limit(
+            "no PID namespace: host processes stay visible in /proc (Landlock's scoping keeps \
+             them from being signalled or traced, and their memory and environment unreadable)",
         ),
         Case::attack(
             "proc/kill-host",

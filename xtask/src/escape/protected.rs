@@ -367,6 +367,13 @@ fn worktree_attack(ctx: &Ctx<'_>, profile: Option<&str>) -> Outcome {
         wt.join(".git"),
     ];
     let before = snapshot(&watch);
+    if ctx.column.landlock() {
+        // Under Landlock nothing can be created directly in a workspace root (a documented
+        // limit); the worktree's canary must exist for the payload to prove it ran.
+        if let Err(e) = ctx.plant(&wt.join(".escape-canary"), "") {
+            return harness_err(e);
+        }
+    }
     let script = "c=$(git rev-parse --git-common-dir); a=$(git rev-parse --git-dir); \
          echo evil > \"$c/hooks/pre-commit\"; git config core.fsmonitor 'touch /tmp/pwned'; \
          echo '[core] fsmonitor = evil' >> \"$c/config\"; echo evil > \"$a/config.worktree\"; \

@@ -16,6 +16,9 @@ pub fn cases() -> Vec<Case> {
             c,
             "pipes, redirections to /dev/null, globbing, builtins",
             shell,
+        )
+        .landlock_limit(
+            "the row redirects into a new file directly in the workspace root: no new entry can be created directly in the workspace root (it holds protected paths, and a Landlock grant on a directory reaches everything beneath it), only below its existing subdirectories and files",
         ),
         control(
             "use/tmp",
@@ -28,18 +31,27 @@ pub fn cases() -> Vec<Case> {
             c,
             "a workspace under the host's /tmp stays visible and writable",
             under_tmp,
+        )
+        .landlock_limit(
+            "the row creates a new file directly in the workspace root: no new entry can be created directly in the workspace root (it holds protected paths, and a Landlock grant on a directory reaches everything beneath it), only below its existing subdirectories and files",
         ),
         control(
             "use/git-new-repo",
             c,
             "git init, add, commit, log in the workspace",
             git_new,
+        )
+        .landlock_limit(
+            "`git init` creates `.git` directly in the workspace root: no new entry can be created directly in the workspace root (it holds protected paths, and a Landlock grant on a directory reaches everything beneath it), only below its existing subdirectories and files",
         ),
         control(
             "use/git-existing-repo",
             c,
             "commit into a repository whose hooks and config are protected",
             git_existing,
+        )
+        .landlock_limit(
+            "a commit creates `.git/index.lock` directly in `.git`, which, like the workspace root, cannot get new entries under Landlock (only below its existing subdirectories)",
         ),
         control("use/python3", c, "python3 runs a script", python),
         control(
@@ -47,8 +59,13 @@ pub fn cases() -> Vec<Case> {
             c,
             "gcc compiles and runs a C program",
             c_compile,
+        )
+        .landlock_limit(
+            "the compiler writes its output as a new file directly in the workspace root: no new entry can be created directly in the workspace root (it holds protected paths, and a Landlock grant on a directory reaches everything beneath it), only below its existing subdirectories and files",
         ),
-        control("use/make", c, "make builds a target from a Makefile", make),
+        control("use/make", c, "make builds a target from a Makefile", make).landlock_limit(
+            "make writes its targets as new files directly in the workspace root: no new entry can be created directly in the workspace root (it holds protected paths, and a Landlock grant on a directory reaches everything beneath it), only below its existing subdirectories and files",
+        ),
         control(
             "use/cargo",
             c,
@@ -338,6 +355,8 @@ fn no_litter(ctx: &Ctx<'_>) -> Outcome {
                     .collect()
             })
             .unwrap_or_default();
+        // The canary is the harness's own (planted beforehand in the landlock columns).
+        names.retain(|n| n != ".escape-canary");
         names.sort();
         names
     };

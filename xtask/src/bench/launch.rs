@@ -1,0 +1,273 @@
+//! Whole launches of `/bin/true`, interleaved round-robin so machine noise hits every case alike.
+
+use std::ffi::OsString;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use cordon_launch::supervise::Forward;
+use cordon_launch::{Launcher, RunRequest, RunStatus};
+use cordon_policy::{Invocation, Plan, Policy, Profile, RealHost};
+
+use crate::cmd::Cmd;
+use crate::error::Error;
+
+pub const BWRAP: &str = "/usr/bin/bwrap";
+
+pub const TRUE: &str = "/bin/true";
+pub const SEED: &str = "bwrap (seed flags)";
+pub const SAME: &str = "bwrap (same isolation)";
+pub const CLI: &str = "cordon run (CLI)";
+pub const LIBRARY: &str = "Launcher::run (library, in process)";
+pub const EXPLAIN: &str = "cordon explain (no spawn)";
+pub const CLI_EMPTY: &str = "cordon run, empty workspace";
+pub const CLI_LARGE: &str = "cordon run, 100,000-file workspace";
+
+enum Runner {
+    Process(Command),
+    Library(Box<Library>),
+}
+
+struct Library {
+    launcher: Launcher,
+    plan: Plan,
+    host_env: Vec<(OsString, OsString)>,
+}
+
+struct Case {
+    name: &'static str,
+    runner: Runner,
+    samples: Vec<Duration>,
+}
+
+impl Case {
+    fn process(name: &'static str, mut command: Command, dir: &Path) -> Case {
+        command
+            .current_dir(dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        Case {
+            name,
+            runner: Runner::Process(command),
+            samples: Vec::new(),
+        }
+    }
+
+    fn once(&mut self) -> Result<Duration, Error> {
+        let start = Instant::now();
+        match &mut self.runner {
+            Runner::Process(command) => {
+                let status = command
+                    .status()
+                    .map_err(|e| Error::Bench(format!("{}: {e}", self.name)))?;
+                let took = start.elapsed();
+                if !status.success() {
+                    return Err(Error::Bench(format!("{} failed: {status}", self.name)));
+                }
+                Ok(took)
+            }
+            Runner::Library(lib) => {
+                let Library {
+                    launcher,
+                    plan,
+                    host_env,
+                } = lib.as_ref();
+                let argv = [OsString::from("/bin/true")];
+                let result = launcher
+                    .run(&RunRequest {
+                        plan,
+                        argv: &argv,
+                        host_env,
+                        forward: Forward::No,
+                        inherit_stdin: false,
+                    })
+                    .map_err(|e| Error::Bench(format!("{}: {e}", self.name)))?;
+                let took = start.elapsed();
+                if result.status != RunStatus::Exited || result.exit_code != 0 {
+                    return Err(Error::Bench(format!(
+                        "{} did not run /bin/true: {:?} exit {} ({})",
+                        self.name,
+                        result.status,
+                        result.exit_code,
+                        result.refusal.unwrap_or_default()
+                    )));
+                }
+                Ok(took)
+            }
+        }
+    }
+}
+
+/// Opens `path` for reading *without* close-on-exec, so a child inherits the descriptor.
+fn inheritable(path: &Path) -> Result<OwnedFd, Error> {
+    rustix::fs::open(path, rustix::fs::OFlags::RDONLY, rustix::fs::Mode::empty())
+        .map_err(|e| Error::Bench(format!("cannot open {}: {e}", path.display())))
+}
+
+/// Where the launch cases run.
+pub struct Places<'a> {
+    /// The release `cordon` binary (also the library's stage).
+    pub cordon: &'a Path,
+    /// An empty workspace.
+    pub empty: &'a Path,
+    /// The 100,000-file workspace.
+    pub large: &'a Path,
+    /// A directory for the descriptor files (outside both workspaces).
+    pub files: &'a Path,
+}
+
+/// Times every launch case over `runs` rounds (after 10 warm-up rounds); medians by name.
+pub fn run(p: &Places<'_>, runs: usize) -> Result<Vec<(&'static str, Duration)>, Error> {
+    // The same isolation: cordon's own option list, without the stage bind.
+    let explain = Cmd::new(p.cordon)
+        .args(["explain", "--", "/bin/true"])
+        .current_dir(p.empty)
+        .read()?;
+    let options = same_isolation_options(&explain)?;
+    let spec =
+        cordon_seccomp::FilterSpec::for_host(true).map_err(|e| Error::Bench(e.to_string()))?;
+    let filter = cordon_seccomp::compile(&spec).map_err(|e| Error::Bench(e.to_string()))?;
+    let seccomp_path = p.files.join("filter.bpf");
+    std::fs::write(&seccomp_path, filter.bytes()).map_err(|e| Error::Bench(e.to_string()))?;
+    let args_path = p.files.join("args");
+    let mut nul = Vec::new();
+    for o in &options {
+        nul.extend_from_slice(o.as_bytes());
+        nul.push(0);
+    }
+    std::fs::write(&args_path, nul).map_err(|e| Error::Bench(e.to_string()))?;
+
+    // Warm the probe cache (and check the CLI works in both workspaces) before timing anything.
+    for dir in [p.empty, p.large] {
+        Cmd::new(p.cordon)
+            .args(["run", "--", "/bin/true"])
+            .current_dir(dir)
+            .run()?;
+    }
+
+    let mut seed = Command::new(BWRAP);
+    seed.args([
+        "--new-session",
+        "--die-with-parent",
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--cap-drop",
+        "ALL",
+        "--ro-bind",
+        "/",
+        "/",
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--unshare-net",
+        "--tmpfs",
+        "/tmp",
+    ]);
+    seed.arg("--bind")
+        .arg(p.empty)
+        .arg(p.empty)
+        .args(["--", "/bin/true"]);
+
+    let seccomp_fd = inheritable(&seccomp_path)?;
+    let args_fd = inheritable(&args_path)?;
+    let mut same = Command::new(BWRAP);
+    same.arg("--args")
+        .arg(args_fd.as_raw_fd().to_string())
+        .arg("--seccomp")
+        .arg(seccomp_fd.as_raw_fd().to_string())
+        .args(["--", "/bin/true"]);
+    let held = [seccomp_fd, args_fd];
+
+    let cli = |dir: &Path, name: &'static str| {
+        let mut c = Command::new(p.cordon);
+        c.args(["run", "--", "/bin/true"]);
+        Case::process(name, c, dir)
+    };
+    let mut explain_cmd = Command::new(p.cordon);
+    explain_cmd.args(["explain", "--", "/bin/true"]);
+
+    let mut cases = vec![
+        Case::process(TRUE, Command::new("/bin/true"), p.empty),
+        Case::process(SEED, seed, p.empty),
+        Case::process(SAME, same, p.empty),
+        cli(p.empty, CLI),
+        library(p)?,
+        Case::process(EXPLAIN, explain_cmd, p.empty),
+        cli(p.large, CLI_LARGE),
+    ];
+    for round in 0..runs + 10 {
+        for case in &mut cases {
+            // The descriptors are read by bubblewrap: rewind them before each use.
+            for fd in &held {
+                let _ = rustix::fs::seek(fd, rustix::fs::SeekFrom::Start(0));
+            }
+            let took = case.once()?;
+            if round >= 10 {
+                case.samples.push(took);
+            }
+        }
+    }
+    drop(held);
+    Ok(cases
+        .iter_mut()
+        .map(|c| (c.name, super::median(&mut c.samples)))
+        .collect())
+}
+
+/// `cordon explain`'s bubblewrap options, minus `--seccomp FD` and the stage's bind.
+fn same_isolation_options(explain: &str) -> Result<Vec<String>, Error> {
+    let mut lines: Vec<&str> = explain.lines().skip(1).collect();
+    let dash = lines
+        .iter()
+        .position(|l| *l == "--")
+        .ok_or_else(|| Error::Bench("explain printed no `--`".into()))?;
+    lines.truncate(dash);
+    let mut options: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        match lines[i] {
+            "--seccomp" => i += 2,
+            "--ro-bind" if lines.get(i + 2) == Some(&cordon_bwrap::STAGE_PATH) => i += 3,
+            other => {
+                options.push(other.to_owned());
+                i += 1;
+            }
+        }
+    }
+    Ok(options)
+}
+
+/// The library case: one `Launcher` and one plan, reused for every run, as a harness would.
+fn library(p: &Places<'_>) -> Result<Case, Error> {
+    let home = std::env::var_os("HOME");
+    let host = RealHost::new(home.clone());
+    let plan = Plan::resolve(
+        &Policy::for_profile(Profile::Shell),
+        &Invocation::at(p.empty),
+        &host,
+    )
+    .map_err(|e| Error::Bench(format!("{LIBRARY}: {e}")))?;
+    let stage: PathBuf = std::fs::canonicalize(p.cordon)
+        .map_err(|e| Error::Bench(format!("{}: {e}", p.cordon.display())))?;
+    let launcher = Launcher::linux(Launcher::default_config(
+        stage,
+        home,
+        std::env::var_os("XDG_CACHE_HOME"),
+    ));
+    let mut case = Case {
+        name: LIBRARY,
+        runner: Runner::Library(Box::new(Library {
+            launcher,
+            plan,
+            host_env: cordon_env::host_snapshot(),
+        })),
+        samples: Vec::new(),
+    };
+    // Probe (or read the cached probe) and prove it runs before timing.
+    case.once()?;
+    Ok(case)
+}
