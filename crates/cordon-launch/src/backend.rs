@@ -28,8 +28,8 @@ pub struct Prepared {
     /// The full argument list, for `cordon explain`.
     pub shown: Vec<OsString>,
     /// A private temporary directory made for the run on the host (the Landlock backend),
-    /// removed when dropped unless the launcher hands it to the leftovers reaper.
-    pub scratch: Option<crate::landlock::Scratch>,
+    /// removed when dropped (the launcher keeps it until the run's end).
+    pub scratch: Option<crate::leftovers::Tree>,
 }
 
 /// What `cordon doctor` reports of a backend.
@@ -377,8 +377,12 @@ impl Backend for BwrapBackend {
 
 /// Runs the stage in probe mode in a throwaway jail and judges the result on the host.
 fn probe_jail(backend: &BwrapBackend, found: &Found) -> Result<String, String> {
-    let site =
-        probe::ProbeSite::create(&std::env::temp_dir(), backend.config.home.clone(), "jail")?;
+    let site = probe::ProbeSite::create(
+        &std::env::temp_dir(),
+        backend.config.home.clone(),
+        "jail",
+        Some(&backend.config.stage_binary),
+    )?;
     let (status_read, status_write) =
         sys::pipe().map_err(|e| format!("cannot create a pipe: {e}"))?;
     let argv = stage::probe_args(
@@ -399,7 +403,7 @@ fn probe_jail(backend: &BwrapBackend, found: &Found) -> Result<String, String> {
             status: Some(status_read),
             inherit_stdin: false,
             hold: prepared.hold,
-            pid_to: None,
+            session: None,
         },
     )
     .map_err(|e| format!("cannot start {}: {e}", found.path.display()))?;

@@ -31,7 +31,7 @@ use std::path::{Component, Path, PathBuf};
 use cordon_policy::paths::is_within;
 use cordon_policy::{EntryKind, Plan, ProtectedPath, SkipReason};
 
-use crate::leftovers::{Cleanup, Kind, Placeholder};
+use crate::leftovers::{Cleanup, Kind, Session};
 
 /// Protected directories that get a placeholder when they are missing.
 const PLACEHOLDER_DIRS: &[&str] = &[
@@ -44,14 +44,11 @@ const PLACEHOLDER_DIRS: &[&str] = &[
 ];
 
 /// What `commondir` says when the repository is its own common directory.
-const COMMONDIR_SELF: &[u8] = b".\n";
+pub(crate) const COMMONDIR_SELF: &[u8] = b".\n";
 
 /// Protected files that get a placeholder when missing, with its content: git reads an empty
 /// `config.worktree` as no settings.
 const PLACEHOLDER_FILES: &[(&str, &[u8])] = &[("config.worktree", b"")];
-
-/// Every placeholder content the guard writes (the reaper accepts only these).
-pub(crate) const PLACEHOLDER_CONTENTS: &[&[u8]] = &[COMMONDIR_SELF, b""];
 
 fn is_dir(p: &Path) -> bool {
     std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir())
@@ -77,9 +74,13 @@ fn protect(plan: &mut Plan, path: PathBuf, kind: EntryKind) {
 /// The plan with the gaps closed, and the placeholders to remove after the run. With `create`
 /// false nothing is created on the host (for `cordon explain`): existing paths are protected and
 /// pinned, missing ones are left out.
-pub(crate) fn apply(plan: &Plan, create: bool) -> (Plan, Cleanup) {
+pub(crate) fn apply(
+    plan: &Plan,
+    create: bool,
+    session: Option<&'static Session>,
+) -> (Plan, Cleanup) {
     let mut plan = plan.clone();
-    let mut guard = Cleanup::default();
+    let mut guard = Cleanup::new(session);
     let roots = plan.writable.clone();
 
     for root in &roots {
@@ -88,17 +89,16 @@ pub(crate) fn apply(plan: &Plan, create: bool) -> (Plan, Cleanup) {
             let commondir = dot_git.join("commondir");
             if is_file(&commondir) {
                 // Maybe another run's placeholder: hold it so that run cannot remove it under us.
-                if create
-                    && let Some(held) = Placeholder::hold(&commondir, Kind::File(COMMONDIR_SELF))
-                {
-                    guard.placeholder(held);
+                if create {
+                    let _ = guard.placeholder(&commondir, Kind::File(COMMONDIR_SELF));
                 }
                 protect(&mut plan, commondir, EntryKind::File);
             } else if create
                 && !commondir.exists()
-                && let Ok(Some(made)) = Placeholder::create(&commondir, Kind::File(COMMONDIR_SELF))
+                && guard
+                    .placeholder(&commondir, Kind::File(COMMONDIR_SELF))
+                    .unwrap_or(false)
             {
-                guard.placeholder(made);
                 protect(&mut plan, commondir, EntryKind::File);
             }
         } else if is_file(&dot_git) {
@@ -131,8 +131,7 @@ pub(crate) fn apply(plan: &Plan, create: bool) -> (Plan, Cleanup) {
         } else {
             continue;
         };
-        if let Ok(Some(made)) = Placeholder::create(p, kind) {
-            guard.placeholder(made);
+        if guard.placeholder(p, kind).unwrap_or(false) {
             protect(&mut plan, p.clone(), entry);
         }
     }
@@ -160,8 +159,8 @@ pub(crate) fn apply(plan: &Plan, create: bool) -> (Plan, Cleanup) {
                 Kind::Dir => is_dir(&path),
                 Kind::File(_) => is_file(&path),
             };
-            if exists && let Some(held) = Placeholder::hold(&path, kind) {
-                guard.placeholder(held);
+            if exists {
+                let _ = guard.placeholder(&path, kind);
             }
         }
     }
@@ -254,7 +253,7 @@ mod tests {
         std::fs::create_dir_all(work.join(".git/hooks")).unwrap();
         std::fs::write(work.join(".git/config"), "[core]\n").unwrap();
         let plan = plan_for(&home, &work);
-        let (guarded, guard) = apply(&plan, true);
+        let (guarded, guard) = apply(&plan, true, None);
         assert!(guarded.writable.contains(&work.join(".git")), "{guarded:?}");
         let protected: Vec<&Path> = guarded.protected.iter().map(|p| p.path.as_path()).collect();
         assert!(protected.contains(&work.join(".git/commondir").as_path()));
@@ -273,7 +272,7 @@ mod tests {
         let home = std::fs::canonicalize(home.path()).unwrap();
         let work = home.join("proj");
         std::fs::create_dir_all(&work).unwrap();
-        let (_, guard) = apply(&plan_for(&home, &work), true);
+        let (_, guard) = apply(&plan_for(&home, &work), true, None);
         std::fs::write(work.join(".vscode/settings.json"), "{}").unwrap();
         drop(guard);
         assert!(work.join(".vscode/settings.json").exists());
@@ -317,7 +316,7 @@ mod tests {
         let work = home.join("wt");
         std::fs::create_dir_all(&work).unwrap();
         std::fs::write(work.join(".git"), "gitdir: /nonexistent\n").unwrap();
-        let (guarded, _guard) = apply(&plan_for(&home, &work), true);
+        let (guarded, _guard) = apply(&plan_for(&home, &work), true, None);
         assert!(
             guarded
                 .protected

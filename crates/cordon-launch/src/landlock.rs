@@ -32,6 +32,7 @@ use cordon_seccomp::FilterSpec;
 
 use crate::backend::{BackendReport, Prepared};
 use crate::error::LaunchError;
+use crate::leftovers::Tree;
 use crate::probe::{self, ProbeKey, ProbeOutcome};
 use crate::supervise::{self, Forward, Supervision};
 use crate::{Backend, stage, sys};
@@ -61,27 +62,6 @@ pub struct LandlockBackend {
     outcome: OnceLock<ProbeOutcome>,
 }
 
-/// A run's private temporary directory: removed on drop unless the launcher takes it over.
-#[derive(Debug)]
-pub struct Scratch {
-    path: Option<PathBuf>,
-}
-
-impl Scratch {
-    /// Hands the directory over (to the leftovers reaper); nothing is removed on drop after this.
-    pub(crate) fn take(&mut self) -> Option<PathBuf> {
-        self.path.take()
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        if let Some(p) = self.path.take() {
-            let _ = std::fs::remove_dir_all(p);
-        }
-    }
-}
-
 fn not(detail: String) -> ProbeOutcome {
     ProbeOutcome {
         enforcing: false,
@@ -91,21 +71,24 @@ fn not(detail: String) -> ProbeOutcome {
     }
 }
 
-/// Makes `<root>/cordon-tmp-<pid>-<nonce>`, mode 0700, and returns its canonical path.
-fn make_scratch(root: &Path) -> Result<PathBuf, LaunchError> {
+/// Makes `<root>/cordon-tmp-<pid>-<nonce>`, mode 0700, registered with the session reaper before
+/// it exists; returns it with its canonical path.
+fn make_scratch(root: &Path, binary: &Path) -> Result<(Tree, PathBuf), LaunchError> {
+    let root = std::fs::canonicalize(root)
+        .map_err(LaunchError::io(format!("resolving {}", root.display())))?;
     let dir = root.join(format!(
         "cordon-tmp-{}-{}",
         std::process::id(),
         crate::backend::nonce()
     ));
-    std::fs::DirBuilder::new()
-        .mode(0o700)
-        .create(&dir)
-        .map_err(LaunchError::io(format!(
-            "creating the private temporary directory {}",
-            dir.display()
-        )))?;
-    std::fs::canonicalize(&dir).map_err(LaunchError::io(format!("resolving {}", dir.display())))
+    let tree = Tree::make(&dir, Some(binary), |d| {
+        std::fs::DirBuilder::new().mode(0o700).create(d)
+    })
+    .map_err(LaunchError::io(format!(
+        "creating the private temporary directory {}",
+        dir.display()
+    )))?;
+    Ok((tree, dir))
 }
 
 impl LandlockBackend {
@@ -119,8 +102,12 @@ impl LandlockBackend {
     }
 
     fn run_probe(&self) -> Result<String, String> {
-        let site =
-            probe::ProbeSite::create(&self.config.temp_root, self.config.home.clone(), "sandbox")?;
+        let site = probe::ProbeSite::create(
+            &self.config.temp_root,
+            self.config.home.clone(),
+            "sandbox",
+            Some(&self.config.stage_binary),
+        )?;
         let (status_read, status_write) =
             sys::pipe().map_err(|e| format!("cannot create a pipe: {e}"))?;
         let argv = stage::probe_args(
@@ -141,7 +128,7 @@ impl LandlockBackend {
                 status: Some(status_read),
                 inherit_stdin: false,
                 hold: prepared.hold,
-                pid_to: None,
+                session: None,
             },
         )
         .map_err(|e| format!("cannot start the probe: {e}"))?;
@@ -208,10 +195,7 @@ impl Backend for LandlockBackend {
             what: "Landlock".into(),
             source: std::io::Error::other(why.clone()),
         })?;
-        let scratch = Scratch {
-            path: Some(make_scratch(&self.config.temp_root)?),
-        };
-        let temp = scratch.path.clone().unwrap_or_default();
+        let (scratch, temp) = make_scratch(&self.config.temp_root, &self.config.stage_binary)?;
         let rules = Rules::from_plan(plan, &Options::alone(&temp), &FsLister)?;
         let (ruleset, report) = Ruleset::create(&rules, abi)?;
         let spec = FilterSpec::for_host(plan.network == cordon_policy::Network::Denied)?

@@ -231,7 +231,7 @@ impl Launcher {
             what: "explain".into(),
             source: std::io::Error::other("no backend on this platform"),
         })?;
-        let (guarded, _guard) = crate::guard::apply(plan, false);
+        let (guarded, _guard) = crate::guard::apply(plan, false, None);
         let plan = &guarded;
         let check = self_check(plan, -1);
         let prepared = backend.prepare(
@@ -287,7 +287,8 @@ impl Launcher {
         // Close what a read-only bind of each protected path leaves open (guard.rs). What it
         // creates on the host is in `cleanup`, removed at the end of the run (leftovers.rs). Made
         // after the probe, so a launcher killed while probing leaves nothing in the workspace.
-        let (guarded, mut cleanup) = crate::guard::apply(req.plan, true);
+        let session = crate::leftovers::session(backend.stage_binary());
+        let (guarded, mut cleanup) = crate::guard::apply(req.plan, true, session);
         let req = &RunRequest {
             plan: &guarded,
             ..*req
@@ -323,8 +324,8 @@ impl Launcher {
         };
         let stage_argv = stage::check_args(&check, req.argv);
         let mut prepared = backend.prepare(req.plan, &env.vars, &stage_argv, inherit)?;
-        if let Some(dir) = prepared.scratch.as_mut().and_then(|s| s.take()) {
-            cleanup.scratch(dir);
+        if let Some(tree) = prepared.scratch.take() {
+            cleanup.tree(tree);
         }
         // Root is exempt from RLIMIT_NPROC: a pids control group bounds its jail (pids.rs).
         let pids_warning = crate::pids::confine(
@@ -334,15 +335,6 @@ impl Launcher {
         )
         .err()
         .map(|why| format!("the process limit is not enforced for root: {why}"));
-        // From here on a reaper removes what the run created, even if this process is killed;
-        // dropping it at the end of the run waits for that (leftovers.rs).
-        let (_reaper, _cleanup, pid_to) = match backend.stage_binary() {
-            Some(binary) => match cleanup.hand_to_reaper(binary) {
-                Ok((reaper, pid_to)) => (Some(reaper), None, Some(pid_to)),
-                Err(cleanup) => (None, Some(cleanup), None),
-            },
-            None => (None, Some(cleanup), None),
-        };
         let supervised = supervise::supervise(
             prepared.command,
             Supervision {
@@ -352,7 +344,7 @@ impl Launcher {
                 status: Some(status_read),
                 inherit_stdin: req.inherit_stdin,
                 hold: prepared.hold,
-                pid_to,
+                session: cleanup.session(),
             },
         )
         .map_err(LaunchError::io("starting the jail"))?;
@@ -539,7 +531,7 @@ fn run_unsandboxed(
             status: None,
             inherit_stdin: req.inherit_stdin,
             hold: Vec::new(),
-            pid_to: None,
+            session: None,
         },
     )
     .map_err(LaunchError::io(format!(

@@ -1,37 +1,42 @@
 //! What a run creates on the host, and how it is always removed: even when the launcher is killed.
 //!
-//! A run may create two kinds of things outside the jail: placeholders in a writable root
-//! (`guard.rs`: an empty `.vscode` that a read-only bind keeps from being created, a `.git/commondir`
-//! reading `.`) and, for root, a `pids` control group (`pids.rs`). Both must be gone when the run
-//! is over, whatever happens to the launcher — a peer's users keep finding the empty mount-point
-//! files its sandbox left in their checkouts.
+//! A run may create, outside the jail: placeholders in a writable root (`guard.rs`: an empty
+//! `.vscode` that a read-only bind keeps from being created, a `.git/commondir` reading `.`), for
+//! root a `pids` control group (`pids.rs`), the Landlock backend's private `TMPDIR`, and a probe's
+//! throwaway directory. All of it must be gone when the run is over, whatever happens to the
+//! launcher — a peer's users keep finding the empty mount-point files its sandbox left in their
+//! checkouts.
 //!
-//! - **A reaper outlives the launcher.** Before the jail starts, the launcher spawns the cordon
-//!   binary in reaper mode ([`reap_main`]), in its own process group, holding the placeholders'
-//!   descriptors. It learns the jail's pid through a pipe, waits on a pidfd until the jail is gone
-//!   (bubblewrap dies with its parent, so a `SIGKILL`ed launcher ends the jail, and then the
-//!   reaper cleans up), removes what the run created, and exits. The launcher waits for it, so a
-//!   run returns only after its host is clean. Where no reaper can be started, the launcher
-//!   removes the same things itself when the run ends.
+//! - **The launcher cleans up; a session reaper covers its death.** The first run of a process
+//!   starts one reaper for the whole process: the cordon binary in reaper mode ([`reap_main`]), in
+//!   its own process group, reading a pipe. Before the launcher creates anything it *registers* it
+//!   there (`+`), and after removing it, unregisters it (`-`); a started jail is registered by
+//!   pid. When the pipe reaches end of file — the launching process is gone, however it ended —
+//!   the reaper kills the process group of every jail still registered, waits (bounded) for them
+//!   to end, and removes what is still registered. Registration comes first, so no moment exists
+//!   where something is on disk and nobody would remove it.
+//! - **A placeholder appears whole.** It is made under a unique temporary name, marked with the
+//!   `user.cordon.placeholder` extended attribute, and only then renamed into place
+//!   (`RENAME_NOREPLACE`), so an unmarked placeholder never exists at its final name.
 //! - **Concurrent jails share placeholders safely.** Every run that relies on a placeholder,
-//!   whether it created it or found it, holds a shared `flock` on it for as long as its jail
-//!   lives. A placeholder is removed only under an exclusive lock, which a shared one blocks, so
-//!   one jail's cleanup never pulls a read-only bind out from under another's (on Linux, removing
-//!   a directory detaches the mounts on it in every other namespace). The last run out removes
-//!   it: each releases its shared lock and tries an exclusive one without waiting; failing means
-//!   another holder is still there and will try in turn.
-//! - **Only what cordon made is removed.** A placeholder carries the `user.cordon.placeholder`
-//!   extended attribute, and is removed only when the path still names the same inode, a
-//!   directory is still empty (`rmdir` checks that atomically) and a file still holds exactly what
-//!   was written. A directory a person creates, or fills, during the run stays. On a file system
-//!   without user extended attributes only the run that created a placeholder removes it.
+//!   whether it created it or found it, holds a shared `flock` on it while its jail lives. It is
+//!   removed only under an exclusive lock, which a shared one blocks, so one jail's cleanup never
+//!   pulls a read-only bind from under another's (removing a directory detaches the mounts on it in
+//!   every other namespace). The last run out removes it: each releases its shared lock and tries
+//!   an exclusive one without waiting; failing means another holder remains and will try in turn.
+//! - **Only what cordon made is removed.** A placeholder is removed only when it carries the mark
+//!   (or this run made it), the path still names the same inode, a directory is still empty
+//!   (`rmdir` checks that atomically) and a file still holds exactly what was written. A directory
+//!   a person creates, or fills, during the run stays.
 
-use std::ffi::{OsStr, OsString};
+use std::collections::BTreeMap;
+use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::os::fd::{AsFd, OwnedFd};
-use std::os::unix::ffi::OsStrExt;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use rustix::fs::{FlockOperation, Mode, OFlags};
@@ -39,8 +44,11 @@ use rustix::fs::{FlockOperation, Mode, OFlags};
 /// The extended attribute that marks a placeholder.
 const MARK: &str = "user.cordon.placeholder";
 
-/// How many times creating a placeholder is retried when another run removes it meanwhile.
+/// How many times making a placeholder is retried when another run removes it meanwhile.
 const ATTEMPTS: usize = 8;
+
+/// How long the reaper waits for killed jails to end before removing what they used.
+const JAIL_GRACE: Duration = Duration::from_secs(2);
 
 /// What a placeholder is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,6 +57,176 @@ pub(crate) enum Kind {
     Dir,
     /// A file holding exactly these bytes.
     File(&'static [u8]),
+}
+
+/// Something registered with the session reaper.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum Item {
+    /// A placeholder's final path: removed when marked, unlocked and unchanged.
+    Placeholder(PathBuf, KindTag),
+    /// A placeholder's temporary name: removed if it exists (the name is unique to this run).
+    Temp(PathBuf),
+    /// A control group directory.
+    Cgroup(PathBuf),
+    /// A directory removed with all its content (a private TMPDIR, a probe site).
+    Tree(PathBuf),
+    /// A jail's leader (and process group).
+    Jail(i32),
+}
+
+/// [`Kind`] as the reaper's protocol spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum KindTag {
+    Dir,
+    CommonDir,
+    Empty,
+}
+
+impl KindTag {
+    fn of(kind: Kind) -> KindTag {
+        match kind {
+            Kind::Dir => KindTag::Dir,
+            Kind::File(c) if c == crate::guard::COMMONDIR_SELF => KindTag::CommonDir,
+            Kind::File(_) => KindTag::Empty,
+        }
+    }
+
+    fn kind(self) -> Kind {
+        match self {
+            KindTag::Dir => Kind::Dir,
+            KindTag::CommonDir => Kind::File(crate::guard::COMMONDIR_SELF),
+            KindTag::Empty => Kind::File(b""),
+        }
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn unhex(text: &str) -> Option<Vec<u8>> {
+    if !text.len().is_multiple_of(2) {
+        return None;
+    }
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+impl Item {
+    /// One protocol line, without the sign: `<tag> <argument>`.
+    fn line(&self) -> String {
+        let path = |p: &Path| hex(p.as_os_str().as_bytes());
+        match self {
+            Item::Placeholder(p, KindTag::Dir) => format!("pd {}", path(p)),
+            Item::Placeholder(p, KindTag::CommonDir) => format!("pc {}", path(p)),
+            Item::Placeholder(p, KindTag::Empty) => format!("pe {}", path(p)),
+            Item::Temp(p) => format!("t {}", path(p)),
+            Item::Cgroup(p) => format!("c {}", path(p)),
+            Item::Tree(p) => format!("r {}", path(p)),
+            Item::Jail(pid) => format!("j {pid}"),
+        }
+    }
+
+    fn parse(text: &str) -> Option<Item> {
+        let (tag, arg) = text.split_once(' ')?;
+        let path = || unhex(arg).map(|b| PathBuf::from(OsString::from_vec(b)));
+        Some(match tag {
+            "pd" => Item::Placeholder(path()?, KindTag::Dir),
+            "pc" => Item::Placeholder(path()?, KindTag::CommonDir),
+            "pe" => Item::Placeholder(path()?, KindTag::Empty),
+            "t" => Item::Temp(path()?),
+            "c" => Item::Cgroup(path()?),
+            "r" => Item::Tree(path()?),
+            "j" => Item::Jail(arg.parse().ok().filter(|p| *p > 0)?),
+            _ => return None,
+        })
+    }
+}
+
+/// The process's session reaper: the write end of its pipe.
+#[derive(Debug)]
+pub(crate) struct Session {
+    pipe: Mutex<std::fs::File>,
+    _child: Child,
+}
+
+static SESSION: OnceLock<Option<Session>> = OnceLock::new();
+
+/// The session reaper, started on first use with `binary` (the cordon binary). `None` when no
+/// binary is known or it cannot be started: the launcher then cleans up alone, and a killed
+/// launcher can leave things behind (`docs/limits.md`).
+pub(crate) fn session(binary: Option<&Path>) -> Option<&'static Session> {
+    if let Some(s) = SESSION.get() {
+        return s.as_ref();
+    }
+    let binary = binary?;
+    SESSION.get_or_init(|| start(binary)).as_ref()
+}
+
+fn start(binary: &Path) -> Option<Session> {
+    let (read, write) = crate::sys::pipe().ok()?;
+    let mut command = Command::new(binary);
+    command
+        .args([crate::stage::STAGE_ARG, "reap"])
+        .env_clear()
+        .stdin(Stdio::from(read))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    crate::sys::inherit_only(&mut command, &[]);
+    let child = command.spawn().ok()?;
+    Some(Session {
+        pipe: Mutex::new(std::fs::File::from(write)),
+        _child: child,
+    })
+}
+
+impl Session {
+    fn send(&self, sign: char, item: &Item) {
+        let line = format!("{sign}{}\n", item.line());
+        if let Ok(mut pipe) = self.pipe.lock() {
+            // One write per line, shorter than PIPE_BUF: never interleaved with another.
+            let _ = pipe.write_all(line.as_bytes());
+        }
+    }
+
+    /// Registers a started jail (its pid leads its process group).
+    pub(crate) fn jail_started(&self, pid: u32) {
+        if let Ok(pid) = i32::try_from(pid) {
+            self.send('+', &Item::Jail(pid));
+        }
+    }
+
+    /// Unregisters a jail that has ended.
+    pub(crate) fn jail_ended(&self, pid: u32) {
+        if let Ok(pid) = i32::try_from(pid) {
+            self.send('-', &Item::Jail(pid));
+        }
+    }
+}
+
+/// Registers `item` with the session (if any) for as long as the guard lives.
+fn register(session: Option<&'static Session>, item: Item) -> Registered {
+    if let Some(s) = session {
+        s.send('+', &item);
+    }
+    Registered { session, item }
+}
+
+/// An item registered with the session reaper; unregistered on drop.
+#[derive(Debug)]
+struct Registered {
+    session: Option<&'static Session>,
+    item: Item,
+}
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        if let Some(s) = self.session {
+            s.send('-', &self.item);
+        }
+    }
 }
 
 /// A placeholder this run relies on: open, with a shared lock held on it.
@@ -60,15 +238,6 @@ pub(crate) struct Placeholder {
     created: bool,
 }
 
-/// Something created on the host for a run.
-#[derive(Debug)]
-enum Leftover {
-    Placeholder(Placeholder),
-    Cgroup(PathBuf),
-    /// A private temporary directory (the Landlock backend's), removed with its content.
-    Scratch(PathBuf),
-}
-
 fn same_inode(fd: &OwnedFd, path: &Path) -> bool {
     match (rustix::fs::fstat(fd), rustix::fs::lstat(path)) {
         (Ok(a), Ok(b)) => a.st_dev == b.st_dev && a.st_ino == b.st_ino,
@@ -76,77 +245,123 @@ fn same_inode(fd: &OwnedFd, path: &Path) -> bool {
     }
 }
 
-fn open_held(path: &Path, kind: Kind) -> std::io::Result<OwnedFd> {
+fn open_at(path: &Path, kind: Kind) -> std::io::Result<OwnedFd> {
     let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
     let flags = match kind {
         Kind::Dir => flags | OFlags::DIRECTORY,
         Kind::File(_) => flags,
     };
-    let fd = rustix::fs::open(path, flags, Mode::empty())?;
+    Ok(rustix::fs::open(path, flags, Mode::empty())?)
+}
+
+fn open_held(path: &Path, kind: Kind) -> std::io::Result<OwnedFd> {
+    let fd = open_at(path, kind)?;
     rustix::fs::flock(&fd, FlockOperation::LockShared)?;
     Ok(fd)
 }
 
+/// Makes a marked placeholder under the unique name `tmp`.
+fn make_marked(tmp: &Path, kind: Kind) -> std::io::Result<()> {
+    let fd = match kind {
+        Kind::Dir => {
+            std::fs::create_dir(tmp)?;
+            open_at(tmp, kind)?
+        }
+        Kind::File(content) => {
+            let mut f = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(tmp)?;
+            f.write_all(content)?;
+            OwnedFd::from(f)
+        }
+    };
+    // Best effort: without user extended attributes only the creating run removes it.
+    let _ = rustix::fs::fsetxattr(&fd, MARK, b"1", rustix::fs::XattrFlags::empty());
+    Ok(())
+}
+
+fn remove_any(path: &Path) {
+    if std::fs::remove_dir(path).is_err() {
+        let _ = std::fs::remove_file(path);
+    }
+}
+
 impl Placeholder {
-    /// Creates the placeholder at `path` (or joins the one another run made), locked shared.
-    /// `Ok(None)` when something that is not a placeholder of this kind is already there.
-    pub(crate) fn create(path: &Path, kind: Kind) -> std::io::Result<Option<Placeholder>> {
+    /// Makes the placeholder at `path` (or joins the one there), locked shared, registered with
+    /// `session` for as long as it lives. `Ok(None)` when something that cannot be opened as this
+    /// kind is already there.
+    pub(crate) fn create(
+        path: &Path,
+        kind: Kind,
+        session: Option<&'static Session>,
+        cleanup: &mut Cleanup,
+    ) -> std::io::Result<Option<()>> {
+        let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+            return Ok(None);
+        };
+        let registered = register(
+            session,
+            Item::Placeholder(path.to_path_buf(), KindTag::of(kind)),
+        );
         for _ in 0..ATTEMPTS {
-            let created = match kind {
-                Kind::Dir => match std::fs::create_dir(path) {
-                    Ok(()) => true,
-                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => false,
-                    Err(e) => return Err(e),
-                },
-                Kind::File(content) => match std::fs::OpenOptions::new()
-                    .write(true)
-                    .create_new(true)
-                    .open(path)
-                {
-                    Ok(mut f) => {
-                        f.write_all(content)?;
-                        true
-                    }
-                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => false,
-                    Err(e) => return Err(e),
-                },
-            };
-            let fd = match open_held(path, kind) {
-                Ok(fd) => fd,
-                // Removed by its last user between our look and our open: try again.
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-                Err(_) if !created => return Ok(None),
-                Err(e) => return Err(e),
-            };
-            if created {
-                let _ = rustix::fs::fsetxattr(&fd, MARK, b"1", rustix::fs::XattrFlags::empty());
+            // Join what is there.
+            match open_held(path, kind) {
+                Ok(fd) if same_inode(&fd, path) => {
+                    cleanup.items.push(Held::Placeholder(
+                        Placeholder {
+                            path: path.to_path_buf(),
+                            kind,
+                            fd,
+                            created: false,
+                        },
+                        registered,
+                    ));
+                    return Ok(Some(()));
+                }
+                Ok(_) => continue, // removed while we waited for the lock
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(_) => return Ok(None),
             }
+            // Make it whole under a unique name, then move it into place without replacing.
+            let tmp = dir.join(format!(
+                ".{}.cordon-{}",
+                name.to_string_lossy(),
+                crate::backend::nonce()
+            ));
+            let temp = register(session, Item::Temp(tmp.clone()));
+            make_marked(&tmp, kind)?;
+            let moved = rustix::fs::renameat_with(
+                rustix::fs::CWD,
+                &tmp,
+                rustix::fs::CWD,
+                path,
+                rustix::fs::RenameFlags::NOREPLACE,
+            );
+            if moved.is_err() {
+                remove_any(&tmp);
+                drop(temp);
+                continue; // someone else's is there now: join it
+            }
+            drop(temp);
+            let fd = open_held(path, kind)?;
             if same_inode(&fd, path) {
-                return Ok(Some(Placeholder {
-                    path: path.to_path_buf(),
-                    kind,
-                    fd,
-                    created,
-                }));
+                cleanup.items.push(Held::Placeholder(
+                    Placeholder {
+                        path: path.to_path_buf(),
+                        kind,
+                        fd,
+                        created: true,
+                    },
+                    registered,
+                ));
+                return Ok(Some(()));
             }
-            // Removed (and maybe re-made) while we waited for the lock: try again.
         }
         Err(std::io::Error::other(format!(
             "{} kept changing while a placeholder was being made there",
             path.display()
         )))
-    }
-
-    /// Joins an existing path that may be another run's placeholder, so that run cannot remove
-    /// it while this jail relies on it. `None` when it cannot be opened.
-    pub(crate) fn hold(path: &Path, kind: Kind) -> Option<Placeholder> {
-        let fd = open_held(path, kind).ok()?;
-        same_inode(&fd, path).then(|| Placeholder {
-            path: path.to_path_buf(),
-            kind,
-            fd,
-            created: false,
-        })
     }
 
     fn marked(&self) -> bool {
@@ -194,279 +409,223 @@ fn remove_cgroup(dir: &Path) {
     }
 }
 
-/// Everything a run created on the host, removed in [`Drop`] unless handed to a reaper.
-#[derive(Debug, Default)]
+/// Something a run holds, removed when the run's [`Cleanup`] drops.
+#[derive(Debug)]
+enum Held {
+    Placeholder(Placeholder, Registered),
+    Cgroup(Registered),
+    Tree(Registered),
+}
+
+/// Everything one run created on the host; removed (and unregistered) on drop.
+#[derive(Debug)]
 pub(crate) struct Cleanup {
-    items: Vec<Leftover>,
+    session: Option<&'static Session>,
+    items: Vec<Held>,
 }
 
 impl Cleanup {
-    /// Adds a placeholder.
-    pub(crate) fn placeholder(&mut self, p: Placeholder) {
-        self.items.push(Leftover::Placeholder(p));
+    /// An empty cleanup that registers with `session`.
+    pub(crate) fn new(session: Option<&'static Session>) -> Cleanup {
+        Cleanup {
+            session,
+            items: Vec::new(),
+        }
+    }
+
+    /// The session this cleanup registers with.
+    pub(crate) fn session(&self) -> Option<&'static Session> {
+        self.session
+    }
+
+    /// Makes (or joins) the placeholder at `path`; `Ok(false)` when it cannot be one.
+    pub(crate) fn placeholder(&mut self, path: &Path, kind: Kind) -> std::io::Result<bool> {
+        Ok(Placeholder::create(path, kind, self.session, self)?.is_some())
     }
 
     /// Whether a placeholder at `path` is already held.
     pub(crate) fn holds(&self, path: &Path) -> bool {
         self.items
             .iter()
-            .any(|i| matches!(i, Leftover::Placeholder(p) if p.path == path))
+            .any(|i| matches!(i, Held::Placeholder(p, _) if p.path == path))
     }
 
-    /// Adds a private temporary directory, removed with everything in it.
-    pub(crate) fn scratch(&mut self, dir: PathBuf) {
-        self.items.push(Leftover::Scratch(dir));
-    }
-
-    /// Adds a control group directory.
+    /// Registers a control group directory *before* it is made.
     pub(crate) fn cgroup(&mut self, dir: PathBuf) {
-        self.items.push(Leftover::Cgroup(dir));
+        let r = register(self.session, Item::Cgroup(dir));
+        self.items.push(Held::Cgroup(r));
     }
 
-    /// Spawns `binary` as the reaper holding everything here. The returned descriptor gets the
-    /// jail's pid (or is closed when no jail starts); the reaper itself keeps the pipe open until
-    /// it is dropped. On failure the launcher keeps the cleanup.
-    pub(crate) fn hand_to_reaper(mut self, binary: &Path) -> Result<(Reaper, OwnedFd), Cleanup> {
-        if self.items.is_empty() {
-            return Err(self);
-        }
-        let Ok((pid_read, pid_write)) = crate::sys::pipe() else {
-            return Err(self);
-        };
-        let mut args: Vec<OsString> = vec![crate::stage::STAGE_ARG.into(), "reap".into()];
-        let mut keep = Vec::new();
-        for item in &self.items {
-            match item {
-                Leftover::Placeholder(p) => {
-                    keep.push(crate::sys::raw(&p.fd));
-                    args.push("p".into());
-                    args.push(crate::sys::raw(&p.fd).to_string().into());
-                    args.push(match p.kind {
-                        Kind::Dir => "dir".into(),
-                        Kind::File(content) => format!("file:{}", hex(content)).into(),
-                    });
-                    args.push(if p.created { "1" } else { "0" }.into());
-                    args.push(p.path.clone().into_os_string());
-                }
-                Leftover::Cgroup(dir) => {
-                    args.push("c".into());
-                    args.push(dir.clone().into_os_string());
-                }
-                Leftover::Scratch(dir) => {
-                    args.push("t".into());
-                    args.push(dir.clone().into_os_string());
-                }
-            }
-        }
-        let mut command = Command::new(binary);
-        command
-            .args(&args)
-            .env_clear()
-            .stdin(Stdio::from(pid_read))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        crate::sys::inherit_only(&mut command, &keep);
-        let Ok(pid_to) = pid_write.try_clone() else {
-            return Err(self);
-        };
-        match command.spawn() {
-            Ok(child) => {
-                // The reaper holds the locks now (same open file descriptions).
-                self.items.clear();
-                Ok((
-                    Reaper {
-                        child: Some(child),
-                        open: Some(pid_write),
-                    },
-                    pid_to,
-                ))
-            }
-            Err(_) => Err(self),
-        }
+    /// Takes over a directory removed with its content (already registered by its maker).
+    pub(crate) fn tree(&mut self, tree: Tree) {
+        self.items.push(Held::Tree(tree.into_registered()));
     }
 }
 
 impl Drop for Cleanup {
     fn drop(&mut self) {
-        release_all(std::mem::take(&mut self.items));
+        for item in std::mem::take(&mut self.items) {
+            match item {
+                Held::Placeholder(p, _registered) => p.release(),
+                Held::Cgroup(r) => {
+                    if let Item::Cgroup(dir) = &r.item {
+                        remove_cgroup(dir);
+                    }
+                }
+                Held::Tree(r) => {
+                    if let Item::Tree(dir) = &r.item {
+                        let _ = std::fs::remove_dir_all(dir);
+                    }
+                }
+            }
+        }
     }
 }
 
-fn release_all(items: Vec<Leftover>) {
-    for item in items {
+/// A directory made for a run or a probe, removed with its content on drop (registered with the
+/// session reaper from before it exists until after it is gone).
+#[derive(Debug)]
+pub struct Tree {
+    registered: Option<Registered>,
+}
+
+impl Tree {
+    /// Registers `dir` (with the session of `binary`, if one can be started), then `make`s it.
+    pub(crate) fn make(
+        dir: &Path,
+        binary: Option<&Path>,
+        make: impl FnOnce(&Path) -> std::io::Result<()>,
+    ) -> std::io::Result<Tree> {
+        let tree = Tree {
+            registered: Some(register(session(binary), Item::Tree(dir.to_path_buf()))),
+        };
+        make(dir)?;
+        Ok(tree)
+    }
+
+    fn into_registered(mut self) -> Registered {
+        // `registered` is always set until here; the fallback keeps `Drop` total.
+        self.registered.take().unwrap_or(Registered {
+            session: None,
+            item: Item::Jail(0),
+        })
+    }
+}
+
+impl Drop for Tree {
+    fn drop(&mut self) {
+        if let Some(r) = self.registered.take()
+            && let Item::Tree(dir) = &r.item
+        {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+/// What the reaper does with what is still registered when its pipe closes.
+fn reap(registry: BTreeMap<Item, Option<OwnedFd>>) {
+    // First the jails: kill each one's process group, then wait (bounded) for its leader.
+    let deadline = Instant::now() + JAIL_GRACE;
+    for (item, pidfd) in &registry {
+        if let (Item::Jail(pid), Some(pidfd)) = (item, pidfd)
+            && let Some(pid) = rustix::process::Pid::from_raw(*pid)
+            && !exited(pidfd, Duration::ZERO)
+        {
+            // Its leader is alive, so the group id cannot have been reused.
+            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+            exited(pidfd, deadline.saturating_duration_since(Instant::now()));
+        }
+    }
+    for item in registry.into_keys() {
         match item {
-            Leftover::Placeholder(p) => p.release(),
-            Leftover::Cgroup(dir) => remove_cgroup(&dir),
-            Leftover::Scratch(dir) => {
+            Item::Jail(_) => {}
+            Item::Cgroup(dir) => remove_cgroup(&dir),
+            Item::Tree(dir) => {
                 let _ = std::fs::remove_dir_all(dir);
             }
+            Item::Temp(p) => remove_any(&p),
+            Item::Placeholder(path, tag) => {
+                let kind = tag.kind();
+                if let Ok(fd) = open_held(&path, kind) {
+                    Placeholder {
+                        path,
+                        kind,
+                        fd,
+                        created: false,
+                    }
+                    .release();
+                }
+            }
         }
     }
 }
 
-/// A running reaper. Dropping it tells the reaper the run is over (end of file on its stdin) and
-/// waits for it to finish.
-#[derive(Debug)]
-pub(crate) struct Reaper {
-    child: Option<Child>,
-    open: Option<OwnedFd>,
-}
-
-impl Drop for Reaper {
-    fn drop(&mut self) {
-        drop(self.open.take());
-        if let Some(mut child) = self.child.take() {
-            let _ = child.wait();
-        }
-    }
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn unhex(text: &str) -> Option<Vec<u8>> {
-    if !text.len().is_multiple_of(2) {
-        return None;
-    }
-    (0..text.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok())
-        .collect()
-}
-
-/// How long the reaper still waits for the jail once the launcher is gone: bubblewrap dies with
-/// its parent within milliseconds; the bound only matters if the pid was reused.
-const AFTER_LAUNCHER: Duration = Duration::from_secs(2);
-
-/// Reads the jail's pid from the launcher's pipe, then waits until that process has ended — or,
-/// once the launcher has closed the pipe (run over, or launcher killed), at most
-/// [`AFTER_LAUNCHER`] more.
-fn wait_for_jail(launcher: &OwnedFd) {
-    let mut line = Vec::new();
-    let mut byte = [0u8; 1];
-    while line.len() < 32 {
-        match rustix::io::read(launcher, &mut byte) {
-            Ok(1) if byte[0] != b'\n' => line.push(byte[0]),
-            Err(rustix::io::Errno::INTR) => {}
-            _ => break,
-        }
-    }
-    let Some(pid) = std::str::from_utf8(&line)
-        .ok()
-        .and_then(|l| l.trim().parse::<i32>().ok())
-        .and_then(rustix::process::Pid::from_raw)
-    else {
-        return; // no jail was started
+/// Whether the process behind `pidfd` has ended, waiting at most `wait`.
+fn exited(pidfd: &OwnedFd, wait: Duration) -> bool {
+    let timeout = rustix::event::Timespec {
+        tv_sec: i64::try_from(wait.as_secs()).unwrap_or(i64::MAX),
+        tv_nsec: i64::from(wait.subsec_nanos()),
     };
-    let Ok(pidfd) = rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()) else {
-        return; // already gone
-    };
-    let mut deadline: Option<Instant> = None;
     loop {
-        let mut fds = [
-            rustix::event::PollFd::new(&pidfd, rustix::event::PollFlags::IN),
-            rustix::event::PollFd::new(launcher, rustix::event::PollFlags::IN),
-        ];
-        let timeout = deadline.map(|d| {
-            let left = d.saturating_duration_since(Instant::now());
-            rustix::event::Timespec {
-                tv_sec: i64::try_from(left.as_secs()).unwrap_or(i64::MAX),
-                tv_nsec: i64::from(left.subsec_nanos()),
-            }
-        });
-        match rustix::event::poll(
-            &mut fds[..if deadline.is_some() { 1 } else { 2 }],
-            timeout.as_ref(),
-        ) {
+        let mut fds = [rustix::event::PollFd::new(
+            pidfd,
+            rustix::event::PollFlags::IN,
+        )];
+        match rustix::event::poll(&mut fds, Some(&timeout)) {
             Err(rustix::io::Errno::INTR) => continue,
-            Err(_) => return,
-            Ok(_) => {}
-        }
-        if !fds[0].revents().is_empty() {
-            return; // the jail is gone
-        }
-        match deadline {
-            Some(d) if Instant::now() >= d => return,
-            Some(_) => {}
-            None if !fds[1].revents().is_empty() => {
-                // The launcher is gone and the jail is not: end its whole process group (the
-                // jail leads it). Its leader is alive, so the group id cannot have been reused.
-                let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-                deadline = Some(Instant::now() + AFTER_LAUNCHER);
-            }
-            None => {}
+            Ok(n) => return n > 0,
+            Err(_) => return true,
         }
     }
 }
 
-/// The reaper's `main` (`__cordon_stage reap ...`, stdin the launcher's pipe): wait for the jail
-/// to end, then release and remove what the run created. Returns the exit code.
-pub fn reap_main(args: &[OsString]) -> i32 {
-    let Some(items) = parse(args) else {
-        return 2;
-    };
-    if let Ok(stdin) = rustix::io::dup(std::io::stdin().as_fd()) {
-        wait_for_jail(&stdin);
+/// The session reaper's `main` (`__cordon_stage reap`, stdin the launcher's pipe): keep the
+/// registry of what the launching process holds, and when the pipe closes, end its jails and
+/// remove what is still registered. Returns the exit code.
+pub fn reap_main(_args: &[OsString]) -> i32 {
+    let mut registry: BTreeMap<Item, Option<OwnedFd>> = BTreeMap::new();
+    let mut pending = Vec::new();
+    let mut buf = [0u8; 4096];
+    let stdin = std::io::stdin();
+    let fd = stdin.as_fd();
+    loop {
+        let n = match rustix::io::read(fd, &mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(_) => break,
+        };
+        pending.extend_from_slice(&buf[..n]);
+        while let Some(end) = pending.iter().position(|b| *b == b'\n') {
+            let line: Vec<u8> = pending.drain(..=end).collect();
+            let Ok(text) = std::str::from_utf8(&line[..line.len() - 1]) else {
+                continue;
+            };
+            let (sign, rest) = text.split_at(text.len().min(1));
+            let Some(item) = Item::parse(rest) else {
+                continue;
+            };
+            match sign {
+                "+" => {
+                    let pidfd = match item {
+                        Item::Jail(pid) => rustix::process::Pid::from_raw(pid).and_then(|p| {
+                            rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty())
+                                .ok()
+                        }),
+                        _ => None,
+                    };
+                    registry.insert(item, pidfd);
+                }
+                "-" => {
+                    registry.remove(&item);
+                }
+                _ => {}
+            }
+        }
     }
-    release_all(items);
+    reap(registry);
     0
-}
-
-fn parse(args: &[OsString]) -> Option<Vec<Leftover>> {
-    let mut items = Vec::new();
-    let mut rest = args;
-    while let Some((tag, tail)) = rest.split_first() {
-        match tag.as_bytes() {
-            b"p" => {
-                let [fd, kind, created, path, tail @ ..] = tail else {
-                    return None;
-                };
-                let fd = crate::sys::inherited_fd(fd.to_str()?.parse().ok()?)?;
-                let kind = match kind.to_str()? {
-                    "dir" => Kind::Dir,
-                    k => Kind::File(known_content(&unhex(k.strip_prefix("file:")?)?)?),
-                };
-                items.push(Leftover::Placeholder(Placeholder {
-                    path: PathBuf::from(path),
-                    kind,
-                    fd,
-                    created: created == OsStr::new("1"),
-                }));
-                rest = tail;
-            }
-            b"c" | b"t" => {
-                let [dir, tail @ ..] = tail else {
-                    return None;
-                };
-                let dir = PathBuf::from(dir);
-                items.push(if tag == "c" {
-                    Leftover::Cgroup(dir)
-                } else {
-                    Leftover::Scratch(dir)
-                });
-                rest = tail;
-            }
-            _ => return None,
-        }
-    }
-    Some(items)
-}
-
-/// The placeholder contents the guard writes, as `'static` slices.
-fn known_content(bytes: &[u8]) -> Option<&'static [u8]> {
-    crate::guard::PLACEHOLDER_CONTENTS
-        .iter()
-        .copied()
-        .find(|c| *c == bytes)
-}
-
-/// The descriptor of a held placeholder, for tests.
-#[cfg(test)]
-impl Placeholder {
-    pub(crate) fn fd(&self) -> std::os::fd::BorrowedFd<'_> {
-        self.fd.as_fd()
-    }
 }
 
 #[cfg(test)]
@@ -475,20 +634,26 @@ mod tests {
 
     use super::*;
 
+    fn held(c: &mut Cleanup, p: &Path, kind: Kind) -> bool {
+        c.placeholder(p, kind).unwrap()
+    }
+
     #[test]
     fn the_last_of_two_holders_removes_a_shared_placeholder() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join(".vscode");
-        let a = Placeholder::create(&p, Kind::Dir).unwrap().unwrap();
-        let b = Placeholder::create(&p, Kind::Dir).unwrap().unwrap();
-        assert!(a.created && !b.created);
-        a.release();
+        let mut a = Cleanup::new(None);
+        let mut b = Cleanup::new(None);
+        assert!(held(&mut a, &p, Kind::Dir) && held(&mut b, &p, Kind::Dir));
+        drop(a);
         assert!(p.is_dir(), "removed while another run still relied on it");
-        b.release();
+        drop(b);
         assert!(
             !p.exists(),
             "the last holder must remove a marked placeholder"
         );
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert!(names.is_empty(), "a temporary name was left: {names:?}");
     }
 
     #[test]
@@ -496,9 +661,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join(".idea");
         std::fs::create_dir(&p).unwrap();
-        let held = Placeholder::create(&p, Kind::Dir).unwrap().unwrap();
-        assert!(!held.created);
-        held.release();
+        let mut c = Cleanup::new(None);
+        assert!(held(&mut c, &p, Kind::Dir));
+        drop(c);
         assert!(p.is_dir());
     }
 
@@ -506,17 +671,18 @@ mod tests {
     fn a_placeholder_written_into_is_kept_and_a_file_must_match() {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path().join(".claude");
-        let held = Placeholder::create(&d, Kind::Dir).unwrap().unwrap();
+        let mut c = Cleanup::new(None);
+        assert!(held(&mut c, &d, Kind::Dir));
         std::fs::write(d.join("settings.json"), "{}").unwrap();
-        held.release();
+        drop(c);
         assert!(d.join("settings.json").exists());
 
         let f = dir.path().join("commondir");
-        let held = Placeholder::create(&f, Kind::File(b".\n"))
-            .unwrap()
-            .unwrap();
+        let mut c = Cleanup::new(None);
+        assert!(held(&mut c, &f, Kind::File(b".\n")));
+        assert_eq!(std::fs::read(&f).unwrap(), b".\n");
         std::fs::write(&f, "../elsewhere\n").unwrap();
-        held.release();
+        drop(c);
         assert_eq!(std::fs::read(&f).unwrap(), b"../elsewhere\n");
     }
 
@@ -525,9 +691,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let f = dir.path().join("config.worktree");
         std::fs::write(&f, "").unwrap();
-        let held = Placeholder::create(&f, Kind::File(b"")).unwrap().unwrap();
-        assert!(!held.created && !held.marked());
-        held.release();
+        let mut c = Cleanup::new(None);
+        assert!(held(&mut c, &f, Kind::File(b"")));
+        drop(c);
         assert!(
             f.exists(),
             "a person's empty file is not cordon's to remove"
@@ -535,30 +701,51 @@ mod tests {
     }
 
     #[test]
-    fn reaper_arguments_round_trip() {
+    fn the_reaper_removes_what_is_still_registered() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join(".vscode");
-        let held = Placeholder::create(&p, Kind::Dir).unwrap().unwrap();
-        let fd = rustix::io::dup(held.fd()).unwrap();
-        let raw = crate::sys::raw(&fd);
-        std::mem::forget(fd); // parse() takes ownership of the number
-        let args: Vec<OsString> = vec![
-            "p".into(),
-            raw.to_string().into(),
-            format!("file:{}", hex(b".\n")).into(),
-            "1".into(),
-            "/x/commondir".into(),
-            "c".into(),
-            "/sys/fs/cgroup/pids/cordon-1-2".into(),
-        ];
-        let items = parse(&args).unwrap();
-        assert!(matches!(&items[0], Leftover::Placeholder(p) if p.kind == Kind::File(b".\n")));
-        assert!(matches!(&items[1], Leftover::Cgroup(d) if d.ends_with("cordon-1-2")));
-        assert!(parse(&["p".into(), "x".into()]).is_none());
-        assert!(parse(&["zz".into()]).is_none());
-        assert_eq!(unhex("2e0a").unwrap(), b".\n");
-        assert!(unhex("2").is_none());
-        drop(items);
-        held.release();
+        let mut c = Cleanup::new(None);
+        assert!(held(&mut c, &p, Kind::Dir));
+        // The launcher "dies": its descriptors (and so its lock) go, nothing is removed by it.
+        for item in std::mem::take(&mut c.items) {
+            if let Held::Placeholder(p, _) = item {
+                drop(p.fd);
+            }
+        }
+        let tree = dir.path().join("cordon-tmp-x");
+        std::fs::create_dir_all(tree.join("sub")).unwrap();
+        let other = dir.path().join(".idea");
+        std::fs::create_dir(&other).unwrap();
+        let mut registry = BTreeMap::new();
+        for item in [
+            Item::Placeholder(p.clone(), KindTag::Dir),
+            Item::Placeholder(other.clone(), KindTag::Dir),
+            Item::Tree(tree.clone()),
+        ] {
+            registry.insert(item, None);
+        }
+        reap(registry);
+        assert!(!p.exists(), "a marked, unlocked placeholder stays");
+        assert!(!tree.exists());
+        assert!(other.exists(), "an unmarked directory was removed");
+    }
+
+    #[test]
+    fn protocol_lines_round_trip() {
+        for item in [
+            Item::Placeholder(PathBuf::from("/w/.vscode"), KindTag::Dir),
+            Item::Placeholder(PathBuf::from("/w/.git/commondir"), KindTag::CommonDir),
+            Item::Placeholder(PathBuf::from("/w/.git/config.worktree"), KindTag::Empty),
+            Item::Temp(PathBuf::from("/w/a\nb c")),
+            Item::Cgroup(PathBuf::from("/sys/fs/cgroup/pids/cordon-1")),
+            Item::Tree(PathBuf::from("/tmp/cordon-tmp-1")),
+            Item::Jail(42),
+        ] {
+            assert_eq!(Item::parse(&item.line()), Some(item.clone()), "{item:?}");
+            assert!(!item.line().contains('\n'));
+        }
+        for bad in ["", "j", "j 0", "j -3", "x 00", "t 0", "t zz", "pd"] {
+            assert_eq!(Item::parse(bad), None, "{bad:?}");
+        }
     }
 }

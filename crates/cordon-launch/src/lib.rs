@@ -29,7 +29,7 @@ pub mod exit_codes;
 mod guard;
 pub mod landlock;
 mod launcher;
-mod leftovers;
+pub mod leftovers;
 pub mod locate;
 #[cfg(all(feature = "mutants", debug_assertions))]
 mod mutant;

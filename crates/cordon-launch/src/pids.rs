@@ -51,8 +51,9 @@ pub(crate) fn confine(
         std::process::id(),
         crate::backend::nonce()
     ));
-    std::fs::create_dir(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    // Registered before it exists, so a launcher killed right after still has it removed.
     cleanup.cgroup(dir.clone());
+    std::fs::create_dir(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     std::fs::write(dir.join("pids.max"), limit.to_string())
         .map_err(|e| format!("cannot set pids.max in {}: {e}", dir.display()))?;
     // On cgroup v1, moving only the calling thread (`tasks`, written by the single-threaded child

@@ -260,6 +260,8 @@ pub(crate) struct ProbeSite {
     pub token: String,
     /// The probe jail's plan.
     pub plan: cordon_policy::Plan,
+    /// The site's directory, registered with the session reaper from before it exists.
+    tree: Option<crate::leftovers::Tree>,
 }
 
 impl ProbeSite {
@@ -268,6 +270,7 @@ impl ProbeSite {
         temp_root: &Path,
         home: Option<std::ffi::OsString>,
         what: &str,
+        binary: Option<&Path>,
     ) -> Result<ProbeSite, String> {
         use cordon_policy::{Invocation, Plan, Policy, Profile, RealHost};
         let made = temp_root.join(format!(
@@ -276,9 +279,10 @@ impl ProbeSite {
             crate::backend::nonce()
         ));
         let build = || -> Result<ProbeSite, String> {
-            std::fs::create_dir_all(&made).map_err(|e| {
-                format!("cannot create the probe directory {}: {e}", made.display())
-            })?;
+            let tree = crate::leftovers::Tree::make(&made, binary, |d| std::fs::create_dir_all(d))
+                .map_err(|e| {
+                    format!("cannot create the probe directory {}: {e}", made.display())
+                })?;
             let base = std::fs::canonicalize(&made)
                 .map_err(|e| format!("cannot resolve {}: {e}", made.display()))?;
             let (rw, ro) = (base.join("rw"), base.join("ro"));
@@ -298,6 +302,7 @@ impl ProbeSite {
             // can see it.
             plan.private_dirs.retain(|d| !ro.starts_with(d));
             Ok(ProbeSite {
+                tree: Some(tree),
                 canary: rw.join("canary"),
                 outside: ro.join("escape"),
                 token: crate::backend::nonce(),
@@ -313,6 +318,8 @@ impl ProbeSite {
 
 impl Drop for ProbeSite {
     fn drop(&mut self) {
+        // The tree removes `made`; `base` is its canonical spelling (the same directory).
         let _ = std::fs::remove_dir_all(&self.base);
+        drop(self.tree.take());
     }
 }

@@ -290,6 +290,7 @@ fn probe_sandbox(backend: &SeatbeltBackend, binary: &Path) -> Result<String, Str
         &backend.config.temp_root,
         backend.config.home.clone(),
         "sandbox",
+        Some(&backend.config.stage_binary),
     )?;
     let tmp = site.base.join("tmp");
     std::fs::create_dir_all(&tmp)
@@ -322,7 +323,7 @@ fn probe_sandbox(backend: &SeatbeltBackend, binary: &Path) -> Result<String, Str
             status: Some(status_read),
             inherit_stdin: false,
             hold: vec![status_write],
-            pid_to: None,
+            session: None,
         },
     )
     .map_err(|e| format!("cannot start {}: {e}", binary.display()))?;

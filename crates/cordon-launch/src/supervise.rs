@@ -56,9 +56,9 @@ pub struct Supervision {
     /// Descriptors the child inherits; closed here right after the spawn, so that EOF on the
     /// status pipe means the stage and everything that inherited it are gone.
     pub hold: Vec<OwnedFd>,
-    /// Gets the child's pid in decimal right after the spawn, then is closed (the leftovers
-    /// reaper waits on it); closed unwritten when the spawn fails.
-    pub pid_to: Option<OwnedFd>,
+    /// The session reaper the child is registered with while it runs (leftovers.rs), so a
+    /// killed launcher's jail is ended.
+    pub(crate) session: Option<&'static crate::leftovers::Session>,
 }
 
 /// The result of supervising one process.
@@ -122,10 +122,11 @@ pub fn supervise(mut command: Command, sup: Supervision) -> std::io::Result<Supe
     let start = Instant::now();
     let spawned = command.spawn();
     drop(sup.hold);
-    if let (Some(fd), Ok(child)) = (sup.pid_to, &spawned) {
-        let _ = std::fs::File::from(fd).write_all(format!("{}\n", child.id()).as_bytes());
-    }
     let mut child: Child = spawned?;
+    let registered = sup.session.map(|s| {
+        s.jail_started(child.id());
+        (s, child.id())
+    });
     let pgid = rustix::process::Pid::from_child(&child);
     let forward = sup.forward == Forward::ToOwnStdio;
     let out = child.stdout.take().map(|s| {
@@ -179,6 +180,9 @@ pub fn supervise(mut command: Command, sup: Supervision) -> std::io::Result<Supe
     };
     let duration = start.elapsed();
     let _ = waiter.join();
+    if let Some((session, pid)) = registered {
+        session.jail_ended(pid);
+    }
     let stdout = out.and_then(|h| h.join().ok()).unwrap_or_default();
     let stderr = err.and_then(|h| h.join().ok()).unwrap_or_default();
     let status_line = status_reader
