@@ -155,13 +155,9 @@ pub(crate) fn apply(
             if guard.holds(&path) {
                 continue;
             }
-            let exists = match kind {
-                Kind::Dir => is_dir(&path),
-                Kind::File(_) => is_file(&path),
-            };
-            if exists {
-                let _ = guard.placeholder(&path, kind);
-            }
+            // Joined when it is still there; made again when another run's cleanup removed it
+            // after the plan was resolved (the plan binds it, so it must exist at the mount).
+            let _ = guard.placeholder(&path, kind);
         }
     }
 

@@ -245,12 +245,37 @@ pub fn processes_with(needle: &str) -> Vec<(u32, String)> {
     out
 }
 
+/// The parent of `pid`, from `/proc/<pid>/stat` (the field after the parenthesised name).
+pub fn parent_of(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after_name = &stat[stat.rfind(')')? + 1..];
+    after_name.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// The children of `pid` whose command line contains `needle`.
+pub fn children_with(pid: u32, needle: &str) -> Vec<(u32, String)> {
+    processes_with(needle)
+        .into_iter()
+        .filter(|(child, _)| parent_of(*child) == Some(pid))
+        .collect()
+}
+
 /// Polls until no process carries `needle` or `limit` passes; the survivors and how long the
 /// last of them took to go.
 pub fn wait_gone(needle: &str, limit: Duration) -> (Vec<(u32, String)>, Duration) {
+    wait_gone_except(needle, limit, &[])
+}
+
+/// [`wait_gone`], not counting the processes `except`.
+pub fn wait_gone_except(
+    needle: &str,
+    limit: Duration,
+    except: &[u32],
+) -> (Vec<(u32, String)>, Duration) {
     let start = Instant::now();
     loop {
-        let alive = processes_with(needle);
+        let mut alive = processes_with(needle);
+        alive.retain(|(pid, _)| !except.contains(pid));
         if alive.is_empty() || start.elapsed() >= limit {
             return (alive, start.elapsed());
         }

@@ -22,6 +22,9 @@ use super::mix::{FLOOD_BYTES, Kind, Planned, Workspace};
 /// `PATH` for every jail and CLI (root's own may point into `/root`).
 pub const STD_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
+/// What a launcher's reaper has in its argv (`cordon __cordon_stage reap`).
+pub const REAPER: &str = "__cordon_stage reap";
+
 /// How long a killed-ready run waits for its payload's `ready` before giving up: only a guard
 /// against a launcher that never starts, far above any real start-up.
 const READY_DEADLINE: Duration = Duration::from_secs(60);
@@ -469,14 +472,16 @@ fn run_cli(h: &Harness, p: &Planned, work: &Path, o: &mut Outcome) -> Instant {
     });
     let err = slurp(child.stderr.take());
     match p.kind {
-        Kind::KilledReady => {
-            if ready_rx.recv_timeout(READY_DEADLINE).is_err() {
-                o.problems.push(format!(
-                    "the payload never said ready (waited up to {} s)",
-                    READY_DEADLINE.as_secs()
-                ));
-            }
-        }
+        Kind::KilledReady => match ready_rx.recv_timeout(READY_DEADLINE) {
+            Ok(()) => {}
+            Err(mpsc::RecvTimeoutError::Timeout) => o.problems.push(format!(
+                "the payload did not say ready within {} s",
+                READY_DEADLINE.as_secs()
+            )),
+            Err(mpsc::RecvTimeoutError::Disconnected) => o
+                .problems
+                .push("the CLI closed its stdout without the payload saying ready".into()),
+        },
         _ => std::thread::sleep(Duration::from_millis(p.kill_after_ms)),
     }
     if let Ok(Some(status)) = child.try_wait() {
@@ -484,6 +489,9 @@ fn run_cli(h: &Harness, p: &Planned, work: &Path, o: &mut Outcome) -> Instant {
             "the CLI ended by itself ({status}) before it was killed"
         ));
     }
+    // Its reaper, if it has started one: it must finish its work and exit once its launcher is
+    // gone.
+    let reapers = host::children_with(pid, REAPER);
     let _ = child.kill();
     let killed = Instant::now();
     let _ = child.wait();
@@ -498,6 +506,25 @@ fn run_cli(h: &Harness, p: &Planned, work: &Path, o: &mut Outcome) -> Instant {
             brief_processes(&alive)
         ));
         kill_all(&alive);
+    }
+    let reaper_alive = || -> Vec<(u32, String)> {
+        reapers
+            .iter()
+            .filter(|(r, _)| host::processes_with(REAPER).iter().any(|(p, _)| p == r))
+            .cloned()
+            .collect()
+    };
+    let mut lingering = reaper_alive();
+    while !lingering.is_empty() && killed.elapsed() < KILLED_GRACE {
+        std::thread::sleep(Duration::from_millis(5));
+        lingering = reaper_alive();
+    }
+    if !lingering.is_empty() {
+        o.problems.push(format!(
+            "the reaper of its launcher (pid {pid}) is still alive {} ms after the launcher was SIGKILLed: {}",
+            killed.elapsed().as_millis(),
+            brief_processes(&lingering)
+        ));
     }
     let strays = || killed_launcher_strays(pid, &home);
     let settled = {
