@@ -14,6 +14,9 @@ pub enum LaunchError {
     /// The seccomp filter could not be built.
     #[error(transparent)]
     Seccomp(#[from] cordon_seccomp::SeccompError),
+    /// The session's walk of the writable roots refused them, or could not be made.
+    #[error(transparent)]
+    Scan(#[from] cordon_scan::ScanError),
     /// The Landlock rules could not be built or created.
     #[error(transparent)]
     Landlock(#[from] cordon_landlock::LandlockError),

@@ -14,6 +14,7 @@ use serde::Serialize;
 use crate::backend::{Backend, BackendReport, BwrapBackend, BwrapConfig};
 use crate::error::LaunchError;
 use crate::landlock::{LandlockBackend, LandlockConfig};
+use crate::preparation::Preparation;
 use crate::probe::ProbeOutcome;
 use crate::stage::{self, SelfCheck};
 use crate::supervise::{self, Exit, Forward, Supervision};
@@ -241,6 +242,33 @@ impl Launcher {
             Vec::new(),
         )?;
         Ok(prepared.shown)
+    }
+
+    /// Walks `plan`'s writable roots once for the session (preparation.rs): refuses, naming the
+    /// path and the rule, a nested mount, a hard link reaching outside, a socket, a FIFO or a
+    /// device in them. Commands then run with [`Launcher::run_prepared`], which checks only
+    /// that the roots are unchanged.
+    pub fn prepare(&self, plan: &Plan) -> Result<Preparation, LaunchError> {
+        let prep = Preparation::walk(plan)?;
+        prep.refusal()?;
+        Ok(prep)
+    }
+
+    /// [`Launcher::run`] for a prepared session: refused (nothing runs) when a writable root is
+    /// not one the preparation walked or was replaced since; a constant-time check.
+    pub fn run_prepared(
+        &self,
+        req: &RunRequest<'_>,
+        prep: &Preparation,
+    ) -> Result<RunResult, LaunchError> {
+        if let Err(why) = prep.check(req.plan) {
+            return Ok(refused(
+                format!("the session's preparation no longer holds: {why}"),
+                policy_hash(req.plan),
+                BTreeMap::new(),
+            ));
+        }
+        self.run(req)
     }
 
     /// Runs one command: environment, backend, spawn, self-check, supervision, result.

@@ -34,6 +34,7 @@ pub mod locate;
 #[cfg(all(feature = "mutants", debug_assertions))]
 mod mutant;
 mod pids;
+pub mod preparation;
 pub mod probe;
 pub mod seatbelt;
 pub mod stage;
@@ -48,6 +49,7 @@ pub use launcher::{
     BackendChoice, Launcher, RunRequest, RunResult, RunStatus, Stream, WAYS_OUT, policy_hash,
     self_check,
 };
+pub use preparation::{Preparation, PreparationReport};
 pub use probe::ProbeOutcome;
 pub use seatbelt::{SeatbeltBackend, SeatbeltConfig};
 pub use sys::prepare_child;

@@ -24,6 +24,8 @@ struct Doctor {
     profile: String,
     limits: BTreeMap<&'static str, String>,
     counts: Counts,
+    /// The session preparation's walk of the writable roots (Launcher::prepare).
+    preparation: Option<cordon_launch::PreparationReport>,
     plan_error: Option<String>,
 }
 
@@ -56,8 +58,13 @@ pub fn run(args: &DoctorArgs, out: &mut dyn Write) -> Result<bool, CliError> {
 
     let mut counts = Counts::default();
     let mut plan_error = None;
+    let mut preparation = None;
     match ctx.plan(&effective.policy) {
         Ok(plan) => {
+            match cordon_launch::Preparation::walk(&plan) {
+                Ok(p) => preparation = Some(p.report()),
+                Err(e) => plan_error = Some(format!("the preparation walk failed: {e}")),
+            }
             counts.writable_roots = plan.writable.len();
             counts.credential_masks = plan.masks.len();
             counts.protected_paths = plan.protected.len();
@@ -106,6 +113,7 @@ pub fn run(args: &DoctorArgs, out: &mut dyn Write) -> Result<bool, CliError> {
         profile: effective.policy.profile().to_string(),
         limits: limit_rows(effective.policy.limits()).into_iter().collect(),
         counts,
+        preparation,
         plan_error,
     };
     if args.json {
@@ -175,6 +183,25 @@ fn print_text(r: &Doctor, out: &mut dyn Write) -> Result<(), CliError> {
         "env       {} host variable(s), {} passed, dropped by reason: {:?}",
         c.env_host_variables, c.env_passed, c.env_dropped
     )?;
+    if let Some(p) = &r.preparation {
+        writeln!(
+            out,
+            "prepare   {} root(s): {} dir(s), {} file(s) walked in {:.1} ms, once per session; {}",
+            p.roots.len(),
+            p.counts.dirs,
+            p.counts.files,
+            p.took_ms,
+            if p.findings_total == 0 {
+                "nothing refused".to_owned()
+            } else {
+                format!(
+                    "REFUSED ({} finding(s)), first: {}",
+                    p.findings_total,
+                    p.findings.join("; ")
+                )
+            }
+        )?;
+    }
     if let Some(e) = &r.plan_error {
         writeln!(out, "note      {e}")?;
     }

@@ -266,3 +266,58 @@ fn every_backend_refuses_a_writable_root_that_holds_the_stage_binary() {
     );
     assert!(!marker.exists());
 }
+
+#[test]
+fn preparation_walks_once_refuses_what_reaches_outside_and_runs_check_only_identity() {
+    let s = Setup::new();
+    let launcher = Launcher::linux_with(
+        s.config(cordon_launch::locate::TRUSTED_BWRAP_PATHS),
+        BackendChoice::Bwrap,
+    );
+    let plan = s.plan(&Policy::for_profile(Profile::Shell));
+    std::fs::create_dir_all(s.work.join("src/deep")).unwrap();
+    std::fs::write(s.work.join("src/deep/a.rs"), "fn main() {}\n").unwrap();
+
+    // A clean workspace prepares, and runs.
+    let prep = launcher.prepare(&plan).unwrap();
+    assert!(prep.findings().is_empty());
+    assert_eq!(prep.report().counts.files, 1, "{:?}", prep.report());
+    let (marker, argv) = s.marker();
+    let env: Vec<(OsString, OsString)> = Vec::new();
+    let r = launcher
+        .run_prepared(&request(&plan, &argv, &env), &prep)
+        .unwrap();
+    assert_eq!(r.status, RunStatus::Exited, "{r:?}");
+    assert!(marker.exists());
+
+    // The root replaced behind the session's back: refused, nothing runs.
+    std::fs::remove_file(&marker).unwrap();
+    std::fs::rename(&s.work, s.home.path().join("moved")).unwrap();
+    std::fs::create_dir_all(&s.work).unwrap();
+    let r = launcher
+        .run_prepared(&request(&plan, &argv, &env), &prep)
+        .unwrap();
+    assert_eq!(r.status, RunStatus::Refused, "{r:?}");
+    assert!(
+        r.refusal.as_deref().unwrap_or("").contains("prepare again"),
+        "{r:?}"
+    );
+    assert!(!marker.exists(), "the payload ran");
+
+    // A hard link to a file outside the workspace and a FIFO: the preparation refuses both,
+    // naming each path and its rule.
+    let outside = s.home.path().join("outside.txt");
+    std::fs::write(&outside, "host file").unwrap();
+    std::fs::hard_link(&outside, s.work.join("link.txt")).unwrap();
+    let fifo = s.work.join("pipe");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success(),
+        "mkfifo"
+    );
+    let err = launcher.prepare(&plan).unwrap_err().to_string();
+    assert!(err.contains("link.txt") && err.contains("pipe"), "{err}");
+}
