@@ -419,7 +419,14 @@ mod tests {
         let child = std::process::Command::new("sleep").arg(&marker).spawn();
         assert!(child.is_ok(), "cannot start sleep: {child:?}");
         let Ok(mut child) = child else { return };
-        let found = processes_with(&marker);
+        // The child's command line is the test's own until its exec completes: look until it
+        // shows (bounded), rather than racing the exec.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        let mut found = processes_with(&marker);
+        while found.is_empty() && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+            found = processes_with(&marker);
+        }
         let _ = child.kill();
         let _ = child.wait();
         assert_eq!(found.len(), 1, "{found:?}");
