@@ -4,10 +4,12 @@
 //!
 //! - **Launch** (`launch`): `/bin/true` bare, under bubblewrap with the seed's flags, under
 //!   bubblewrap with exactly cordon's isolation, through `cordon run`, through
-//!   `cordon_launch::Launcher::run` in process, and `cordon explain` — interleaved, medians.
-//! - **Flat in repository size**: `cordon run` in an empty workspace and in one of 100,000 files
-//!   (`tree`), in the same interleaved rounds.
-//! - **Scan**: `cordon_scan::scan` of those 100,000 files against `find` with the same predicates.
+//!   `cordon_launch::Launcher::run_prepared` in process, and `cordon explain` — interleaved,
+//!   medians.
+//! - **Flat in repository size**: `cordon run` and `run_prepared` in an empty workspace and in
+//!   one of 100,000 files (`tree`), in the same interleaved rounds.
+//! - **Scan**: `cordon_scan::scan` of those 100,000 files against `find` with the same
+//!   predicates, in wall-clock and CPU time, and `Launcher::prepare` (the session's walk).
 //! - **In-process steps** (`micro`): plan, environment, seccomp, bubblewrap arguments, Seatbelt
 //!   with 1,000 globs, a floor verdict on a 10 KB command, and the per-command snapshot check.
 //!
@@ -37,18 +39,6 @@ pub struct Options {
     pub json: Option<PathBuf>,
     /// Rewrite docs/benchmarks.md (outside the load section).
     pub write_docs: bool,
-}
-
-/// Runs the benchmark with `runs` samples per case; writes docs/benchmarks.md.
-pub fn run(root: &Path, runs: usize) -> Result<(), Error> {
-    run_with(
-        root,
-        &Options {
-            runs,
-            json: None,
-            write_docs: true,
-        },
-    )
 }
 
 /// Runs the benchmark.
@@ -144,16 +134,14 @@ fn measure(cordon: &Path, base: &Path, opts: &Options) -> Result<Report, Error> 
         tree_text.took.as_secs_f64()
     );
 
-    println!("timing launches: {} rounds of 7 cases", opts.runs);
-    let launches = launch::run(
-        &launch::Places {
-            cordon,
-            empty: &empty,
-            large: &large,
-            files: &files,
-        },
-        opts.runs,
-    )?;
+    println!("timing launches: {} rounds of 8 cases", opts.runs);
+    let places = launch::Places {
+        cordon,
+        empty: &empty,
+        large: &large,
+        files: &files,
+    };
+    let launches = launch::run(&places, opts.runs)?;
     let get = |name: &str| {
         launches
             .iter()
@@ -166,6 +154,7 @@ fn measure(cordon: &Path, base: &Path, opts: &Options) -> Result<Report, Error> 
     let scan_rounds = (opts.runs / 10).clamp(5, 25);
     println!("timing the scan against find: {scan_rounds} rounds");
     let scans = tree::scan_vs_find(&large, scan_rounds)?;
+    let prepare = launch::prepare_time(&places, &large, scan_rounds)?;
 
     println!("timing in-process steps: {} batches each", opts.runs);
     let bwrap_version = Cmd::new(launch::BWRAP).arg("--version").read()?;
@@ -190,10 +179,10 @@ fn measure(cordon: &Path, base: &Path, opts: &Options) -> Result<Report, Error> 
     let ratio = |d: Duration, to: Duration| d.as_secs_f64() / to.as_secs_f64().max(1e-12);
     let mut rows = Vec::new();
     for (name, d) in &launches {
-        let target = matches!(*name, launch::CLI | launch::LIBRARY).then_some(1.15);
-        if *name == launch::CLI_LARGE {
+        if matches!(*name, launch::CLI_LARGE | launch::LIBRARY_LARGE) {
             continue;
         }
+        let target = matches!(*name, launch::CLI | launch::LIBRARY).then_some(1.15);
         rows.push(Row {
             section: Section::Launch,
             what: (*name).to_owned(),
@@ -204,20 +193,36 @@ fn measure(cordon: &Path, base: &Path, opts: &Options) -> Result<Report, Error> 
             target_source: target.map(|_| "docs/limits.md"),
         });
     }
-    let empty_run = get(launch::CLI)?;
-    for (name, d, target) in [
-        (launch::CLI_EMPTY, empty_run, None),
-        (launch::CLI_LARGE, get(launch::CLI_LARGE)?, Some(1.10)),
+    // Each launcher in the large workspace against the same launcher in the empty one.
+    for (empty_name, empty_row, large_name, large_row) in [
+        (
+            launch::CLI,
+            launch::CLI_EMPTY,
+            launch::CLI_LARGE,
+            launch::CLI_LARGE,
+        ),
+        (
+            launch::LIBRARY,
+            launch::LIBRARY_EMPTY,
+            launch::LIBRARY_LARGE,
+            launch::LIBRARY_LARGE,
+        ),
     ] {
-        rows.push(Row {
-            section: Section::RepoSize,
-            what: name.to_owned(),
-            median: d,
-            samples: opts.runs,
-            ratio: ratio(d, empty_run),
-            target,
-            target_source: target.map(|_| "issue #8"),
-        });
+        let reference = get(empty_name)?;
+        for (what, d, target) in [
+            (empty_row, reference, None),
+            (large_row, get(large_name)?, Some(1.10)),
+        ] {
+            rows.push(Row {
+                section: Section::RepoSize,
+                what: what.to_owned(),
+                median: d,
+                samples: opts.runs,
+                ratio: ratio(d, reference),
+                target,
+                target_source: target.map(|_| "issue #8"),
+            });
+        }
     }
     let c = scans.session.counts();
     for (what, d, target) in [
@@ -231,14 +236,15 @@ fn measure(cordon: &Path, base: &Path, opts: &Options) -> Result<Report, Error> 
             scans.scan,
             Some(1.0),
         ),
-        (
-            "cordon-scan, every worker on one core".to_owned(),
-            scans.scan_one_core,
-            None,
-        ),
+        (report::ONE_CORE_ROW.to_owned(), scans.scan_one_core, None),
         (
             format!("cordon-scan + {} deny globs", tree::DENY_GLOBS.len()),
             scans.scan_globs,
+            None,
+        ),
+        (
+            "Launcher::prepare (once per session)".to_owned(),
+            prepare,
             None,
         ),
     ] {
@@ -250,6 +256,20 @@ fn measure(cordon: &Path, base: &Path, opts: &Options) -> Result<Report, Error> 
             ratio: ratio(d, scans.find),
             target,
             target_source: target.map(|_| "issue #8"),
+        });
+    }
+    for (what, d) in [
+        ("find -xdev (same predicates)", scans.find_cpu),
+        ("cordon-scan, all workers", scans.scan_cpu),
+    ] {
+        rows.push(Row {
+            section: Section::ScanCpu,
+            what: what.to_owned(),
+            median: d,
+            samples: scans.rounds,
+            ratio: ratio(d, scans.find_cpu),
+            target: None,
+            target_source: None,
         });
     }
     for t in micros {

@@ -35,7 +35,8 @@ struct Cli {
 enum Task {
     /// Run every check CI runs, step by step (see --list), stopping at the first failure.
     Ci(CiArgs),
-    /// Time `cordon run -- /bin/true` against plain bubblewrap with the same isolation (medians).
+    /// Time cordon (CLI, library, in-process steps, a 100k-file workspace, the session walk)
+    /// against plain bubblewrap with the same isolation; writes docs/benchmarks.md (--json FILE).
     Bench(BenchArgs),
     /// Run real attacks through `cordon run` in every column; `--mutants` proves the suite can fail.
     EscapeSuite(EscapeArgs),
@@ -118,6 +119,12 @@ struct BenchArgs {
     /// Samples per command.
     #[arg(long, default_value_t = 200)]
     runs: usize,
+    /// Also write the report as JSON to this file.
+    #[arg(long, value_name = "FILE")]
+    json: Option<std::path::PathBuf>,
+    /// Do not rewrite docs/benchmarks.md.
+    #[arg(long)]
+    no_docs: bool,
 }
 
 #[derive(Debug, Args)]
@@ -144,7 +151,14 @@ fn main() -> ExitCode {
             }
             ExitCode::SUCCESS
         }
-        Task::Bench(args) => match bench::run(&ci::Ctx::from_env().root, args.runs) {
+        Task::Bench(args) => match bench::run_with(
+            &ci::Ctx::from_env().root,
+            &bench::Options {
+                runs: args.runs,
+                json: args.json,
+                write_docs: !args.no_docs,
+            },
+        ) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("\nerror: {e}");

@@ -7,7 +7,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use cordon_launch::supervise::Forward;
-use cordon_launch::{Launcher, RunRequest, RunStatus};
+use cordon_launch::{Launcher, Preparation, RunRequest, RunStatus};
 use cordon_policy::{Invocation, Plan, Policy, Profile, RealHost};
 
 use crate::cmd::Cmd;
@@ -19,10 +19,12 @@ pub const TRUE: &str = "/bin/true";
 pub const SEED: &str = "bwrap (seed flags)";
 pub const SAME: &str = "bwrap (same isolation)";
 pub const CLI: &str = "cordon run (CLI)";
-pub const LIBRARY: &str = "Launcher::run (library, in process)";
+pub const LIBRARY: &str = "Launcher::run_prepared (library, in process)";
 pub const EXPLAIN: &str = "cordon explain (no spawn)";
 pub const CLI_EMPTY: &str = "cordon run, empty workspace";
 pub const CLI_LARGE: &str = "cordon run, 100,000-file workspace";
+pub const LIBRARY_EMPTY: &str = "Launcher::run_prepared, empty workspace";
+pub const LIBRARY_LARGE: &str = "Launcher::run_prepared, 100,000-file workspace";
 
 enum Runner {
     Process(Command),
@@ -32,6 +34,7 @@ enum Runner {
 struct Library {
     launcher: Launcher,
     plan: Plan,
+    preparation: Preparation,
     host_env: Vec<(OsString, OsString)>,
 }
 
@@ -72,17 +75,21 @@ impl Case {
                 let Library {
                     launcher,
                     plan,
+                    preparation,
                     host_env,
                 } = lib.as_ref();
                 let argv = [OsString::from("/bin/true")];
                 let result = launcher
-                    .run(&RunRequest {
-                        plan,
-                        argv: &argv,
-                        host_env,
-                        forward: Forward::No,
-                        inherit_stdin: false,
-                    })
+                    .run_prepared(
+                        &RunRequest {
+                            plan,
+                            argv: &argv,
+                            host_env,
+                            forward: Forward::No,
+                            inherit_stdin: false,
+                        },
+                        preparation,
+                    )
                     .map_err(|e| Error::Bench(format!("{}: {e}", self.name)))?;
                 let took = start.elapsed();
                 if result.status != RunStatus::Exited || result.exit_code != 0 {
@@ -195,9 +202,10 @@ pub fn run(p: &Places<'_>, runs: usize) -> Result<Vec<(&'static str, Duration)>,
         Case::process(SEED, seed, p.empty),
         Case::process(SAME, same, p.empty),
         cli(p.empty, CLI),
-        library(p)?,
+        library(p, p.empty, LIBRARY)?,
         Case::process(EXPLAIN, explain_cmd, p.empty),
         cli(p.large, CLI_LARGE),
+        library(p, p.large, LIBRARY_LARGE)?,
     ];
     for round in 0..runs + 10 {
         for case in &mut cases {
@@ -241,16 +249,17 @@ fn same_isolation_options(explain: &str) -> Result<Vec<String>, Error> {
     Ok(options)
 }
 
-/// The library case: one `Launcher` and one plan, reused for every run, as a harness would.
-fn library(p: &Places<'_>) -> Result<Case, Error> {
+/// A library case: one `Launcher`, one plan and one preparation (the session's walk of `dir`),
+/// reused for every run, as a harness would.
+fn library(p: &Places<'_>, dir: &Path, name: &'static str) -> Result<Case, Error> {
     let home = std::env::var_os("HOME");
     let host = RealHost::new(home.clone());
     let plan = Plan::resolve(
         &Policy::for_profile(Profile::Shell),
-        &Invocation::at(p.empty),
+        &Invocation::at(dir),
         &host,
     )
-    .map_err(|e| Error::Bench(format!("{LIBRARY}: {e}")))?;
+    .map_err(|e| Error::Bench(format!("{name}: {e}")))?;
     let stage: PathBuf = std::fs::canonicalize(p.cordon)
         .map_err(|e| Error::Bench(format!("{}: {e}", p.cordon.display())))?;
     let launcher = Launcher::linux(Launcher::default_config(
@@ -258,11 +267,15 @@ fn library(p: &Places<'_>) -> Result<Case, Error> {
         home,
         std::env::var_os("XDG_CACHE_HOME"),
     ));
+    let preparation = launcher
+        .prepare(&plan)
+        .map_err(|e| Error::Bench(format!("{name}: Launcher::prepare: {e}")))?;
     let mut case = Case {
-        name: LIBRARY,
+        name,
         runner: Runner::Library(Box::new(Library {
             launcher,
             plan,
+            preparation,
             host_env: cordon_env::host_snapshot(),
         })),
         samples: Vec::new(),
@@ -270,4 +283,33 @@ fn library(p: &Places<'_>) -> Result<Case, Error> {
     // Probe (or read the cached probe) and prove it runs before timing.
     case.once()?;
     Ok(case)
+}
+
+/// How long `Launcher::prepare` (the session's walk) takes for `dir`, median of `rounds`.
+pub fn prepare_time(p: &Places<'_>, dir: &Path, rounds: usize) -> Result<Duration, Error> {
+    let home = std::env::var_os("HOME");
+    let plan = Plan::resolve(
+        &Policy::for_profile(Profile::Shell),
+        &Invocation::at(dir),
+        &RealHost::new(home.clone()),
+    )
+    .map_err(|e| Error::Bench(format!("Launcher::prepare: {e}")))?;
+    let stage: PathBuf = std::fs::canonicalize(p.cordon)
+        .map_err(|e| Error::Bench(format!("{}: {e}", p.cordon.display())))?;
+    let launcher = Launcher::linux(Launcher::default_config(
+        stage,
+        home,
+        std::env::var_os("XDG_CACHE_HOME"),
+    ));
+    let mut samples = Vec::with_capacity(rounds);
+    for round in 0..rounds + 1 {
+        let start = Instant::now();
+        launcher
+            .prepare(&plan)
+            .map_err(|e| Error::Bench(format!("Launcher::prepare: {e}")))?;
+        if round >= 1 {
+            samples.push(start.elapsed());
+        }
+    }
+    Ok(super::median(&mut samples))
 }

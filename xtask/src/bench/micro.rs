@@ -274,7 +274,10 @@ pub fn run(inputs: &Inputs<'_>, runs: usize) -> Result<Vec<Timed>, Error> {
     };
     cordon_seatbelt::build(&sb_request).map_err(|e| fail("cordon_seatbelt::build", &e))?;
     out.push(time(
-        format!("Seatbelt profile, {SEATBELT_GLOBS} globs (macOS)"),
+        format!(
+            "Seatbelt profile, {} globs (macOS)",
+            super::thousands(SEATBELT_GLOBS as u64)
+        ),
         runs,
         || cordon_seatbelt::build(&sb_request),
     ));

@@ -105,6 +105,10 @@ pub struct ScanTimes {
     pub scan: Duration,
     pub scan_one_core: Duration,
     pub scan_globs: Duration,
+    /// CPU time (user and system) of find's one thread.
+    pub find_cpu: Duration,
+    /// CPU time (user and system) of the scan, every worker thread included.
+    pub scan_cpu: Duration,
     pub rounds: usize,
     /// The last scan, for the snapshot row and the report.
     pub session: cordon_scan::SessionScan,
@@ -121,25 +125,22 @@ pub fn scan_vs_find(root: &Path, rounds: usize) -> Result<ScanTimes, Error> {
     };
     let (mut find_t, mut scan_t, mut globs_t) = (Vec::new(), Vec::new(), Vec::new());
     let mut one_t = Vec::new();
+    let (mut find_cpu, mut scan_cpu) = (Vec::new(), Vec::new());
     let mut last = None;
     for round in 0..rounds + 2 {
-        let start = Instant::now();
-        let status = find_command(root)
-            .status()
-            .map_err(|e| Error::Bench(format!("cannot run find: {e}")))?;
-        let took = start.elapsed();
-        if !status.success() {
-            return Err(Error::Bench(format!("find failed: {status}")));
-        }
+        let (took, cpu) = run_find(root)?;
         if round >= 2 {
             find_t.push(took);
+            find_cpu.push(cpu);
         }
 
+        let cpu_start = process_cpu();
         let start = Instant::now();
         let session = scan(&none)?;
         let took = start.elapsed();
         if round >= 2 {
             scan_t.push(took);
+            scan_cpu.push(process_cpu().saturating_sub(cpu_start));
         }
         check_clean(&session)?;
 
@@ -175,6 +176,8 @@ pub fn scan_vs_find(root: &Path, rounds: usize) -> Result<ScanTimes, Error> {
         find: super::median(&mut find_t),
         scan: super::median(&mut scan_t),
         scan_one_core: super::median(&mut one_t),
+        find_cpu: super::median(&mut find_cpu),
+        scan_cpu: super::median(&mut scan_cpu),
         scan_globs: super::median(&mut globs_t),
         rounds,
         session,
@@ -196,6 +199,46 @@ fn check_clean(session: &cordon_scan::SessionScan) -> Result<(), Error> {
         )));
     }
     Ok(())
+}
+
+/// Runs `find` once: wall-clock time, and its CPU time, read from `/proc/PID/schedstat` while it
+/// is a zombie (exited, not yet reaped), in nanoseconds.
+fn run_find(root: &Path) -> Result<(Duration, Duration), Error> {
+    use rustix::process::{Pid, WaitId, WaitIdOptions, waitid};
+    let start = Instant::now();
+    let mut child = find_command(root)
+        .spawn()
+        .map_err(|e| Error::Bench(format!("cannot run find: {e}")))?;
+    let pid = Pid::from_child(&child);
+    waitid(
+        WaitId::Pid(pid),
+        WaitIdOptions::EXITED | WaitIdOptions::NOWAIT,
+    )
+    .map_err(|e| Error::Bench(format!("waiting for find: {e}")))?;
+    let took = start.elapsed();
+    let schedstat = std::fs::read_to_string(format!("/proc/{}/schedstat", child.id()))
+        .map_err(|e| Error::Bench(format!("reading find's schedstat: {e}")))?;
+    let status = child
+        .wait()
+        .map_err(|e| Error::Bench(format!("waiting for find: {e}")))?;
+    if !status.success() {
+        return Err(Error::Bench(format!("find failed: {status}")));
+    }
+    let ns = schedstat
+        .split_whitespace()
+        .next()
+        .and_then(|n| n.parse::<u64>().ok())
+        .ok_or_else(|| Error::Bench(format!("find's schedstat is {schedstat:?}")))?;
+    Ok((took, Duration::from_nanos(ns)))
+}
+
+/// CPU time of this process so far, every thread included (also threads that have exited).
+fn process_cpu() -> Duration {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
+    Duration::new(
+        u64::try_from(t.tv_sec).unwrap_or(0),
+        u32::try_from(t.tv_nsec).unwrap_or(0),
+    )
 }
 
 /// Runs `f` on a new thread allowed on one CPU only; threads it starts inherit that.
