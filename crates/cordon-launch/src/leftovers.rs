@@ -47,6 +47,10 @@ const MARK: &str = "user.cordon.placeholder";
 /// How many times making a placeholder is retried when another run removes it meanwhile.
 const ATTEMPTS: usize = 8;
 
+/// How long the reaper keeps trying for a placeholder's exclusive lock (see
+/// `Placeholder::release_within`); a live jail elsewhere holds it far longer.
+const PATIENCE: Duration = Duration::from_millis(200);
+
 /// How long the reaper waits for killed jails to end before removing what they used.
 const JAIL_GRACE: Duration = Duration::from_secs(2);
 
@@ -371,9 +375,21 @@ impl Placeholder {
 
     /// Releases this run's hold and removes the placeholder when this run is its last user.
     fn release(self) {
+        self.release_within(Duration::ZERO);
+    }
+
+    /// [`Placeholder::release`], trying for the exclusive lock for up to `patience`. The reaper
+    /// needs a little: a killed launcher's descriptors are released after its pipe reads as
+    /// closed (the kernel finishes closing an exiting process's files in reverse order), so its
+    /// shared lock can outlive the moment the reaper starts by microseconds.
+    fn release_within(self, patience: Duration) {
         let _ = rustix::fs::flock(&self.fd, FlockOperation::Unlock);
-        if rustix::fs::flock(&self.fd, FlockOperation::NonBlockingLockExclusive).is_err() {
-            return; // another run still relies on it, and will try in turn
+        let start = Instant::now();
+        while rustix::fs::flock(&self.fd, FlockOperation::NonBlockingLockExclusive).is_err() {
+            if start.elapsed() >= patience {
+                return; // another run still relies on it, and will try in turn
+            }
+            std::thread::sleep(Duration::from_millis(2));
         }
         if !same_inode(&self.fd, &self.path) || !(self.created || self.marked()) {
             return;
@@ -547,14 +563,14 @@ fn reap(registry: BTreeMap<Item, Option<OwnedFd>>) {
             Item::Temp(p) => remove_any(&p),
             Item::Placeholder(path, tag) => {
                 let kind = tag.kind();
-                if let Ok(fd) = open_held(&path, kind) {
+                if let Ok(fd) = open_at(&path, kind) {
                     Placeholder {
                         path,
                         kind,
                         fd,
                         created: false,
                     }
-                    .release();
+                    .release_within(PATIENCE);
                 }
             }
         }
