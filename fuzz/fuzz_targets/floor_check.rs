@@ -35,9 +35,11 @@ fuzz_target!(|data: &[u8]| {
         assert!(!reason.is_empty(), "a refusal without a reason");
         assert!(!evidence.is_empty(), "a refusal without evidence");
         // A string that starts with `-` or `+` is read by sh as more options (and refused as
-        // illegal ones), never as a command: only the `--` form must run it.
+        // illegal ones), never as a command: only the `--` form must run it. The floor decides
+        // that on the normalized argument, as it reads every argument (NUL bytes, which no real
+        // argument holds, removed).
         let mut forms = vec![vec!["sh", "-c", "--", &text]];
-        if !text.starts_with(['-', '+']) {
+        if !once.starts_with(['-', '+']) {
             forms.push(vec!["sh", "-c", &text]);
         }
         for argv in forms {

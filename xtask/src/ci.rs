@@ -45,6 +45,11 @@ pub const STEPS: &[Step] = &[
         run: test,
     },
     Step {
+        name: "fuzz-smoke",
+        about: "cargo xtask fuzz --seconds 15: every fuzz target briefly (fuzz/), fuzz crate fmt",
+        run: crate::fuzz::smoke,
+    },
+    Step {
         name: "escape-suite",
         about: "cargo xtask escape-suite in every column, then --mutants (docs/escape-matrix.md)",
         run: escape_suite,

@@ -100,7 +100,6 @@ pub struct Options {
 
 /// The `fuzz-smoke` step: every target for [`SMOKE_SECONDS`], after checking the fuzz crate's
 /// formatting (it is outside the workspace, so `cargo fmt --all` does not see it).
-#[allow(dead_code)] // leaves the CI list until the fuzz work is finished (issue note)
 pub fn smoke(ctx: &Ctx) -> Result<(), Error> {
     let manifest = ctx.root().join("fuzz").join("Cargo.toml");
     ctx.cargo(["fmt", "--manifest-path"])
@@ -267,17 +266,37 @@ fn run_logged(ctx: &Ctx, fuzz: &CargoFuzz, log: &Path) -> Result<Stats, Error> {
         .map(|b| String::from_utf8_lossy(&b).into_owned())
         .unwrap_or_default();
     if !status.success() {
-        // Skip the recommended-dictionary lines; keep the panic, the input and the repro.
-        let lines: Vec<&str> = text.lines().filter(|l| !l.starts_with('"')).collect();
-        let tail = lines.len().saturating_sub(60);
         println!("---- the end of {} ----", log.display());
-        for line in &lines[tail..] {
+        for line in crash_report(&text) {
             println!("{line}");
         }
         println!("----");
         return Err(CmdError::Failed { cmdline, status }.into());
     }
     Ok(parse_stats(&text))
+}
+
+/// The part of a failed run's log worth reading: from the last panic (else the last 60 lines)
+/// to the end, without backtrace frames or the recommended-dictionary lines, leaving the panic
+/// message, the input and the command that reproduces it.
+pub fn crash_report(log: &str) -> Vec<&str> {
+    let lines: Vec<&str> = log.lines().collect();
+    let start = lines
+        .iter()
+        .rposition(|l| l.contains("panicked at"))
+        .unwrap_or(lines.len().saturating_sub(60));
+    lines[start..]
+        .iter()
+        .copied()
+        .filter(|l| {
+            let t = l.trim_start();
+            let frame = t
+                .split_once(':')
+                .is_some_and(|(n, _)| n.parse::<u32>().is_ok())
+                || t.starts_with("at ");
+            !frame && !l.starts_with('"')
+        })
+        .collect()
 }
 
 fn count_files(dir: &Path) -> usize {
@@ -311,6 +330,25 @@ mod tests {
             }
         );
         assert_eq!(parse_stats("no stats"), Stats::default());
+    }
+
+    #[test]
+    fn a_crash_report_starts_at_the_panic_and_drops_frames() {
+        let log = "#1 NEW cov: 1\n\"dict\" # Uses: 1\nthread '<unnamed>' panicked at t.rs:4:2:\n\
+                   assertion failed\nstack backtrace:\n   0: rust_begin_unwind\n             \
+                   at /rustc/x.rs:1:1\n==1== ERROR: libFuzzer: deadly signal\n\"x\" # Uses: 2\n\
+                   Reproduce with:\n\tcargo fuzz run t crash-1\n";
+        assert_eq!(
+            crash_report(log),
+            [
+                "thread '<unnamed>' panicked at t.rs:4:2:",
+                "assertion failed",
+                "stack backtrace:",
+                "==1== ERROR: libFuzzer: deadly signal",
+                "Reproduce with:",
+                "\tcargo fuzz run t crash-1",
+            ]
+        );
     }
 
     #[test]

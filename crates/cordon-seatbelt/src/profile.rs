@@ -101,7 +101,11 @@ fn collect(req: &Request<'_>) -> Result<Paths, SeatbeltError> {
     let host = req.host;
     let spelled = |what: &'static str, p: &Path| -> Result<Vec<PathBuf>, SeatbeltError> {
         check_path(what, p)?;
-        Ok(spellings(p, host))
+        // Seatbelt compares path strings, so `//h` or `/h/./` would match nothing, yet they
+        // compare equal to `/h` by component and would take its place below: spell each path
+        // canonically first (doubled separators, `.` and a trailing `/` removed).
+        let canonical: PathBuf = p.components().collect();
+        Ok(spellings(&canonical, host))
     };
     let mut paths = Paths {
         writable: Vec::new(),
