@@ -47,8 +47,8 @@ const MARK: &str = "user.cordon.placeholder";
 /// How many times making a placeholder is retried when another run removes it meanwhile.
 const ATTEMPTS: usize = 8;
 
-/// How long the reaper keeps trying for a placeholder's exclusive lock (see
-/// `Placeholder::release_within`); a live jail elsewhere holds it far longer.
+/// How long the reaper keeps trying, for all placeholders together, for their exclusive locks
+/// (see `reap`); a live jail elsewhere holds one far longer.
 const PATIENCE: Duration = Duration::from_millis(200);
 
 /// How long the reaper waits for killed jails to end before removing what they used.
@@ -375,22 +375,20 @@ impl Placeholder {
 
     /// Releases this run's hold and removes the placeholder when this run is its last user.
     fn release(self) {
-        self.release_within(Duration::ZERO);
+        if self.try_exclusive() {
+            self.remove_if_ours();
+        }
+        // Otherwise another run still relies on it, and will try in turn.
     }
 
-    /// [`Placeholder::release`], trying for the exclusive lock for up to `patience`. The reaper
-    /// needs a little: a killed launcher's descriptors are released after its pipe reads as
-    /// closed (the kernel finishes closing an exiting process's files in reverse order), so its
-    /// shared lock can outlive the moment the reaper starts by microseconds.
-    fn release_within(self, patience: Duration) {
+    /// Drops this run's shared lock and tries for the exclusive one without waiting.
+    fn try_exclusive(&self) -> bool {
         let _ = rustix::fs::flock(&self.fd, FlockOperation::Unlock);
-        let start = Instant::now();
-        while rustix::fs::flock(&self.fd, FlockOperation::NonBlockingLockExclusive).is_err() {
-            if start.elapsed() >= patience {
-                return; // another run still relies on it, and will try in turn
-            }
-            std::thread::sleep(Duration::from_millis(2));
-        }
+        rustix::fs::flock(&self.fd, FlockOperation::NonBlockingLockExclusive).is_ok()
+    }
+
+    /// With the exclusive lock held: removes the placeholder if it is still what cordon made.
+    fn remove_if_ours(self) {
         if !same_inode(&self.fd, &self.path) || !(self.created || self.marked()) {
             return;
         }
@@ -408,6 +406,30 @@ impl Placeholder {
                 }
             }
         }
+    }
+}
+
+/// Kills every task in the control group `dir` until it is empty or `deadline` passes
+/// (`cgroup.kill` on v2; each listed pid on v1).
+fn kill_group_tasks(dir: &Path, deadline: Instant) {
+    if std::fs::write(dir.join("cgroup.kill"), "1").is_ok() {
+        return;
+    }
+    loop {
+        let pids: Vec<i32> = std::fs::read_to_string(dir.join("cgroup.procs"))
+            .unwrap_or_default()
+            .split_whitespace()
+            .filter_map(|p| p.parse().ok())
+            .collect();
+        if pids.is_empty() || Instant::now() >= deadline {
+            return;
+        }
+        for pid in pids {
+            if let Some(pid) = rustix::process::Pid::from_raw(pid) {
+                let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(2));
     }
 }
 
@@ -553,6 +575,15 @@ fn reap(registry: BTreeMap<Item, Option<OwnedFd>>) {
             exited(pidfd, deadline.saturating_duration_since(Instant::now()));
         }
     }
+    // A jail whose launcher died between its spawn and its registration is not in the registry,
+    // and bubblewrap arms its own parent-death signal only after it starts: for root, its
+    // `pids` group holds it, and everything in that group is the jail's.
+    for item in registry.keys() {
+        if let Item::Cgroup(dir) = item {
+            kill_group_tasks(dir, deadline);
+        }
+    }
+    let mut pending = Vec::new();
     for item in registry.into_keys() {
         match item {
             Item::Jail(_) => {}
@@ -564,16 +595,35 @@ fn reap(registry: BTreeMap<Item, Option<OwnedFd>>) {
             Item::Placeholder(path, tag) => {
                 let kind = tag.kind();
                 if let Ok(fd) = open_at(&path, kind) {
-                    Placeholder {
+                    pending.push(Placeholder {
                         path,
                         kind,
                         fd,
                         created: false,
-                    }
-                    .release_within(PATIENCE);
+                    });
                 }
             }
         }
+    }
+    // A killed launcher's descriptors are released after its pipe reads as closed (the kernel
+    // finishes closing an exiting process's files in reverse order), so its shared locks can
+    // outlive the moment the reaper gets here by microseconds: keep trying, all together, for a
+    // short while. A live jail elsewhere holds its lock far longer; its own run removes it.
+    let deadline = Instant::now() + PATIENCE;
+    while !pending.is_empty() {
+        let mut left = Vec::new();
+        for p in pending {
+            if p.try_exclusive() {
+                p.remove_if_ours();
+            } else {
+                left.push(p);
+            }
+        }
+        if left.is_empty() || Instant::now() >= deadline {
+            break;
+        }
+        pending = left;
+        std::thread::sleep(Duration::from_millis(2));
     }
 }
 

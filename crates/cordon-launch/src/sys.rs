@@ -54,25 +54,39 @@ fn rlimits(limits: &Limits) -> Vec<Rlimit> {
 /// Arranges for the spawned process to: start its own process group, get the policy's resource
 /// limits, and inherit no descriptor but stdio and `keep` (every other one is marked
 /// close-on-exec, so std's own exec-status pipe keeps working).
+///
+/// It also dies with the launcher (`PR_SET_PDEATHSIG`, checked against a launcher that died before
+/// the signal was armed): bubblewrap's own `--die-with-parent` is armed only after it starts, and
+/// a launcher killed in between would leave the jail running.
 pub fn prepare_child(command: &mut Command, limits: &Limits, keep: &[RawFd]) {
-    spawn_hook(command, rlimits(limits), keep);
+    spawn_hook(command, rlimits(limits), keep, true);
 }
 
 /// Like [`prepare_child`] without resource limits: its own process group, and no descriptor
 /// inherited but stdio and `keep` (for the leftovers reaper).
 pub(crate) fn inherit_only(command: &mut Command, keep: &[RawFd]) {
-    spawn_hook(command, Vec::new(), keep);
+    spawn_hook(command, Vec::new(), keep, false);
 }
 
-fn spawn_hook(command: &mut Command, limits: Vec<Rlimit>, keep: &[RawFd]) {
+fn spawn_hook(command: &mut Command, limits: Vec<Rlimit>, keep: &[RawFd], die_with_parent: bool) {
     let mut keep: Vec<RawFd> = keep.to_vec();
     keep.sort_unstable();
     command.process_group(0);
+    let parent = rustix::process::getpid().as_raw_nonzero().get();
     // SAFETY: the closure runs between fork and exec in the child. It only makes raw system calls
-    // (setrlimit, fcntl, close_range) on values computed before the fork, allocates nothing and
-    // takes no locks, so it is async-signal-safe.
+    // (prctl, getppid, setrlimit, fcntl, close_range) on values computed before the fork,
+    // allocates nothing and takes no locks, so it is async-signal-safe.
     unsafe {
         command.pre_exec(move || {
+            if die_with_parent {
+                let kill = libc::SIGKILL as libc::c_ulong;
+                if libc::prctl(libc::PR_SET_PDEATHSIG, kill, 0, 0, 0) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                if libc::getppid() != parent {
+                    return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+                }
+            }
             for l in &limits {
                 let lim = libc::rlimit {
                     rlim_cur: l.value,
