@@ -15,8 +15,8 @@ use serde::Serialize;
 
 use crate::error::LaunchError;
 use crate::probe::{self, ProbeKey, ProbeOutcome};
-use crate::supervise::{self, Forward, Supervision};
-use crate::{locate, stage, sys};
+
+use crate::{locate, sys};
 
 /// A command ready to spawn, and the descriptors it must inherit.
 #[derive(Debug)]
@@ -157,7 +157,13 @@ impl BwrapBackend {
         {
             return not("user namespaces are disabled (user.max_user_namespaces = 0)".into());
         }
-        match probe_jail(self, found) {
+        match probe::run_at(
+            self,
+            &std::env::temp_dir(),
+            self.config.home.clone(),
+            self.config.probe_timeout,
+            "jail",
+        ) {
             Ok(detail) => ProbeOutcome {
                 enforcing: true,
                 backend: "bubblewrap".into(),
@@ -373,48 +379,6 @@ impl Backend for BwrapBackend {
             }
         }
     }
-}
-
-/// Runs the stage in probe mode in a throwaway jail and judges the result on the host.
-fn probe_jail(backend: &BwrapBackend, found: &Found) -> Result<String, String> {
-    let site = probe::ProbeSite::create(
-        &std::env::temp_dir(),
-        backend.config.home.clone(),
-        "jail",
-        Some(&backend.config.stage_binary),
-    )?;
-    let (status_read, status_write) =
-        sys::pipe().map_err(|e| format!("cannot create a pipe: {e}"))?;
-    let argv = stage::probe_args(
-        sys::raw(&status_write),
-        &site.canary,
-        &site.token,
-        &site.outside,
-    );
-    let prepared = backend
-        .prepare(&site.plan, &BTreeMap::new(), &argv, vec![status_write])
-        .map_err(|e| format!("cannot prepare the probe jail: {e}"))?;
-    let supervised = supervise::supervise(
-        prepared.command,
-        Supervision {
-            timeout: Some(backend.config.probe_timeout),
-            output_cap: 4096,
-            forward: Forward::No,
-            status: Some(status_read),
-            inherit_stdin: false,
-            hold: prepared.hold,
-            session: None,
-        },
-    )
-    .map_err(|e| format!("cannot start {}: {e}", found.path.display()))?;
-    probe::judge(
-        &supervised,
-        &site.canary,
-        &site.token,
-        &site.outside,
-        backend.config.probe_timeout,
-        "jail",
-    )
 }
 
 /// The first line of a stream, at most 300 bytes: enough to name the cause, never a wall of text.

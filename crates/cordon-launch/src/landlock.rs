@@ -34,8 +34,8 @@ use crate::backend::{BackendReport, Prepared};
 use crate::error::LaunchError;
 use crate::leftovers::Tree;
 use crate::probe::{self, ProbeKey, ProbeOutcome};
-use crate::supervise::{self, Forward, Supervision};
-use crate::{Backend, stage, sys};
+
+use crate::{Backend, sys};
 
 const NAME: &str = "landlock";
 
@@ -100,48 +100,6 @@ impl LandlockBackend {
             outcome: OnceLock::new(),
         }
     }
-
-    fn run_probe(&self) -> Result<String, String> {
-        let site = probe::ProbeSite::create(
-            &self.config.temp_root,
-            self.config.home.clone(),
-            "sandbox",
-            Some(&self.config.stage_binary),
-        )?;
-        let (status_read, status_write) =
-            sys::pipe().map_err(|e| format!("cannot create a pipe: {e}"))?;
-        let argv = stage::probe_args(
-            sys::raw(&status_write),
-            &site.canary,
-            &site.token,
-            &site.outside,
-        );
-        let prepared = self
-            .prepare(&site.plan, &BTreeMap::new(), &argv, vec![status_write])
-            .map_err(|e| format!("cannot prepare the probe sandbox: {e}"))?;
-        let supervised = supervise::supervise(
-            prepared.command,
-            Supervision {
-                timeout: Some(self.config.probe_timeout),
-                output_cap: 4096,
-                forward: Forward::No,
-                status: Some(status_read),
-                inherit_stdin: false,
-                hold: prepared.hold,
-                session: None,
-            },
-        )
-        .map_err(|e| format!("cannot start the probe: {e}"))?;
-        drop(prepared.scratch);
-        probe::judge(
-            &supervised,
-            &site.canary,
-            &site.token,
-            &site.outside,
-            self.config.probe_timeout,
-            "sandbox",
-        )
-    }
 }
 
 impl Backend for LandlockBackend {
@@ -169,7 +127,13 @@ impl Backend for LandlockBackend {
                     probe::remember(&key, &o);
                     return o;
                 }
-                let outcome = match self.run_probe() {
+                let outcome = match probe::run_at(
+                    self,
+                    &self.config.temp_root,
+                    self.config.home.clone(),
+                    self.config.probe_timeout,
+                    "sandbox",
+                ) {
                     Ok(detail) => ProbeOutcome {
                         enforcing: true,
                         backend: NAME.into(),

@@ -323,3 +323,54 @@ impl Drop for ProbeSite {
         drop(self.tree.take());
     }
 }
+
+/// Runs the stage in probe mode through `backend` at a fresh site below `temp_root`, and judges
+/// the result on the host (`what` names the sandbox in messages: `jail`, `sandbox`).
+pub(crate) fn run_at(
+    backend: &dyn crate::Backend,
+    temp_root: &Path,
+    home: Option<std::ffi::OsString>,
+    timeout: std::time::Duration,
+    what: &str,
+) -> Result<String, String> {
+    use crate::supervise::{Forward, Supervision};
+    let site = ProbeSite::create(temp_root, home, what, backend.stage_binary())?;
+    let (status_read, status_write) =
+        crate::sys::pipe().map_err(|e| format!("cannot create a pipe: {e}"))?;
+    let argv = crate::stage::probe_args(
+        crate::sys::raw(&status_write),
+        &site.canary,
+        &site.token,
+        &site.outside,
+    );
+    let prepared = backend
+        .prepare(
+            &site.plan,
+            &std::collections::BTreeMap::new(),
+            &argv,
+            vec![status_write],
+        )
+        .map_err(|e| format!("cannot prepare the probe {what}: {e}"))?;
+    let supervised = crate::supervise::supervise(
+        prepared.command,
+        Supervision {
+            timeout: Some(timeout),
+            output_cap: 4096,
+            forward: Forward::No,
+            status: Some(status_read),
+            inherit_stdin: false,
+            hold: prepared.hold,
+            session: None,
+        },
+    )
+    .map_err(|e| format!("cannot start the probe {what}: {e}"))?;
+    drop(prepared.scratch);
+    judge(
+        &supervised,
+        &site.canary,
+        &site.token,
+        &site.outside,
+        timeout,
+        what,
+    )
+}
