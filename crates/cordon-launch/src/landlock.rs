@@ -115,16 +115,8 @@ impl Backend for LandlockBackend {
                     Err(why) => return not(format!("Landlock is not available: {why}")),
                 };
                 let key = ProbeKey::for_landlock(abi.version());
-                if let Some(o) = probe::cached(&key) {
-                    return o;
-                }
                 let file = self.config.cache_file.as_deref();
-                if let Some(entry) = file.and_then(|f| probe::read_file_cache(f, &key)) {
-                    let o = ProbeOutcome {
-                        source: "file-cache".into(),
-                        ..entry.outcome
-                    };
-                    probe::remember(&key, &o);
+                if let Some(o) = probe::lookup(&key, file) {
                     return o;
                 }
                 let outcome = match probe::run_at(

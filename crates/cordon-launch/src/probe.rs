@@ -154,6 +154,21 @@ pub fn read_file_cache(path: &Path, key: &ProbeKey) -> Option<FileCacheEntry> {
     (entry.key == key.0 && entry.outcome.enforcing).then_some(entry)
 }
 
+/// An earlier outcome for `key`: the process cache first, then (enforcing only) the cache file,
+/// which is remembered for the process.
+pub(crate) fn lookup(key: &ProbeKey, cache_file: Option<&Path>) -> Option<ProbeOutcome> {
+    if let Some(o) = cached(key) {
+        return Some(o);
+    }
+    let entry = read_file_cache(cache_file?, key)?;
+    let o = ProbeOutcome {
+        source: "file-cache".into(),
+        ..entry.outcome
+    };
+    remember(key, &o);
+    Some(o)
+}
+
 /// Records a fresh outcome: always in the process cache, and in the cache file (when there is
 /// one) only when it is enforcing, with the backend's self-description.
 pub(crate) fn record(

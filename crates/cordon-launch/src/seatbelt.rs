@@ -206,20 +206,7 @@ impl Backend for SeatbeltBackend {
                     }
                 };
                 let key = Self::probe_key(binary);
-                if let Some(o) = probe::cached(&key) {
-                    return o;
-                }
-                if let Some(entry) = self
-                    .config
-                    .cache_file
-                    .as_deref()
-                    .and_then(|f| probe::read_file_cache(f, &key))
-                {
-                    let o = ProbeOutcome {
-                        source: "file-cache".into(),
-                        ..entry.outcome
-                    };
-                    probe::remember(&key, &o);
+                if let Some(o) = probe::lookup(&key, self.config.cache_file.as_deref()) {
                     return o;
                 }
                 let outcome = self.run_probe(binary);
