@@ -75,6 +75,11 @@ pub trait Backend: Send + Sync {
     fn second_wall(&self) -> bool {
         false
     }
+    /// Whether this backend's jail can be built before its command is known: its stage runs
+    /// inside the jail and can wait for the command after its checks (warm.rs).
+    fn builds_ahead(&self) -> bool {
+        false
+    }
 }
 
 /// Where the bubblewrap backend looks and what it binds as the stage.
@@ -336,6 +341,10 @@ impl Backend for BwrapBackend {
     }
 
     fn second_wall(&self) -> bool {
+        true
+    }
+
+    fn builds_ahead(&self) -> bool {
         true
     }
 

@@ -34,6 +34,12 @@ pub enum LaunchError {
     /// The command line was empty.
     #[error("no command given: nothing to run")]
     EmptyCommand,
+    /// An argument of the command holds a NUL byte, which no program can receive.
+    #[error("argument {index} of the command holds a NUL byte, which no program can receive")]
+    NulInArgument {
+        /// Its position, 0 being the program.
+        index: usize,
+    },
     /// A system call the launcher needs failed.
     #[error("{what}: {source}")]
     Io {

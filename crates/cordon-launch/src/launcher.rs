@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -256,6 +257,14 @@ impl Launcher {
 
     /// [`Launcher::run`] for a prepared session: refused (nothing runs) when a writable root is
     /// not one the preparation walked or was replaced since; a constant-time check.
+    ///
+    /// With a backend whose jail can wait for its command (bubblewrap), each call also builds
+    /// the session's next jail before it returns, and the next call whose request fits (same
+    /// plan, host environment and output handling, stdin not passed through) hands its command
+    /// to that jail instead of building one (warm.rs): the launch then costs little more than
+    /// the payload's own `exec`. Each command still gets a jail of its own, self-checked before
+    /// the payload runs. [`Preparation::discard_waiting_jail`] or dropping the preparation ends a
+    /// waiting jail.
     pub fn run_prepared(
         &self,
         req: &RunRequest<'_>,
@@ -268,12 +277,42 @@ impl Launcher {
                 BTreeMap::new(),
             ));
         }
-        self.run(req)
+        let backend = match self.select().0 {
+            Some(b) if b.builds_ahead() && crate::warm::eligible(req) => b.name(),
+            _ => return self.run(req),
+        };
+        let result = match prep.warm.take_fitting(backend, req) {
+            Some(mut jail) => match jail.command(req.argv) {
+                Ok(()) => jail.conclude(),
+                Err(e) => {
+                    jail.discard();
+                    Err(e)
+                }
+            },
+            None => self.run(req),
+        };
+        // The next command's jail: its host-side part is built here, bubblewrap's part and the
+        // stage's checks run while the caller works on this result. A refusal is not kept; the
+        // next command runs cold and meets it again.
+        if let Ok(Start::Jail(next)) = self.start(req, true) {
+            prep.warm.put(backend, req, next);
+        }
+        result
     }
 
     /// Runs one command: environment, backend, spawn, self-check, supervision, result.
     pub fn run(&self, req: &RunRequest<'_>) -> Result<RunResult, LaunchError> {
-        if req.argv.is_empty() {
+        match self.start(req, false)? {
+            Start::Refused(result) => Ok(result),
+            Start::Jail(jail) => jail.conclude(),
+        }
+    }
+
+    /// Everything of [`Launcher::run`] up to and including the spawn. With `awaiting`, the stage
+    /// reads the command from a descriptor once its checks pass ([`Jail::command`]), so the jail
+    /// can be built before the command is known (warm.rs); `req.argv` is then not used.
+    pub(crate) fn start(&self, req: &RunRequest<'_>, awaiting: bool) -> Result<Start, LaunchError> {
+        if req.argv.is_empty() && !awaiting {
             return Err(LaunchError::EmptyCommand);
         }
         #[cfg(all(feature = "mutants", debug_assertions))]
@@ -299,18 +338,23 @@ impl Launcher {
                 .map(|o| format!("{}: {}", o.backend, o.detail))
                 .collect::<Vec<_>>()
                 .join("; ");
-            if req.plan.unavailable == Unavailable::Warn {
-                return run_unsandboxed(req, &env, policy_hash, env_dropped, detail);
+            if req.plan.unavailable == Unavailable::Warn && !awaiting {
+                return run_unsandboxed(req, &env, policy_hash, env_dropped, detail)
+                    .map(Start::Refused);
             }
-            return Ok(refused(
+            return Ok(Start::Refused(refused(
                 format!("no backend enforces the policy on this host ({detail}); {WAYS_OUT}"),
                 policy_hash,
                 env_dropped,
-            ));
+            )));
         };
 
         if let Some(refusal) = stage_inside_writable(backend, req.plan) {
-            return Ok(refused(refusal.to_string(), policy_hash, env_dropped));
+            return Ok(Start::Refused(refused(
+                refusal.to_string(),
+                policy_hash,
+                env_dropped,
+            )));
         }
         // Close what a read-only bind of each protected path leaves open (guard.rs). What it
         // creates on the host is in `cleanup`, removed at the end of the run (leftovers.rs). Made
@@ -325,6 +369,14 @@ impl Launcher {
             sys::pipe().map_err(LaunchError::io("creating the status pipe"))?;
         let mut check = self_check(req.plan, sys::raw(&status_write));
         let mut inherit = vec![status_write];
+        let mut command_write = None;
+        if awaiting {
+            let (read, write) =
+                sys::socket_pair().map_err(LaunchError::io("creating the command channel"))?;
+            check.command_fd = Some(sys::raw(&read));
+            inherit.push(read);
+            command_write = Some(write);
+        }
         // The second wall: Landlock rules the stage applies inside the jail (cordon-landlock).
         if backend.second_wall() {
             let rules = cordon_landlock::Rules::from_plan(
@@ -363,7 +415,7 @@ impl Launcher {
         )
         .err()
         .map(|why| format!("the process limit is not enforced for root: {why}"));
-        let supervised = supervise::supervise(
+        let running = supervise::spawn(
             prepared.command,
             Supervision {
                 timeout,
@@ -376,13 +428,105 @@ impl Launcher {
             },
         )
         .map_err(LaunchError::io("starting the jail"))?;
-        if std::fs::symlink_metadata(&check.outside).is_ok() {
+        let warnings = requested_but_dropped(&env)
+            .into_iter()
+            .chain(pids_warning)
+            .collect();
+        Ok(Start::Jail(Jail {
+            running,
+            command: command_write,
+            cleanup,
+            timeout,
+            outside: check.outside,
+            backend: backend.name(),
+            policy_hash,
+            env_dropped,
+            warnings,
+        }))
+    }
+}
+
+/// What [`Launcher::start`] gives: a refusal (nothing runs), or a spawned jail.
+pub(crate) enum Start {
+    Refused(RunResult),
+    Jail(Jail),
+}
+
+/// A spawned jail and what judging its end needs. Dropped without [`Jail::conclude`] or
+/// [`Jail::discard`], its process group is left to the session reaper.
+pub(crate) struct Jail {
+    running: supervise::Running,
+    /// The launcher's end of the command channel of a jail built ahead of its command.
+    command: Option<std::os::fd::OwnedFd>,
+    /// What was made on the host for the run, removed when dropped (after the jail's end).
+    cleanup: crate::leftovers::Cleanup,
+    timeout: Option<Duration>,
+    outside: PathBuf,
+    backend: &'static str,
+    policy_hash: String,
+    env_dropped: BTreeMap<String, usize>,
+    warnings: Vec<String>,
+}
+
+impl std::fmt::Debug for Jail {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Jail")
+            .field("backend", &self.backend)
+            .field("awaiting", &self.command.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Jail {
+    /// Whether the jail's first process has already ended (a jail built ahead of its command
+    /// that failed its self-check, or was killed).
+    pub(crate) fn has_ended(&self) -> bool {
+        self.running.has_exited()
+    }
+
+    /// Waits up to `timeout` for the stage's report (its checks passed or failed); whether it
+    /// came.
+    pub(crate) fn wait_for_report(&self, timeout: Duration) -> bool {
+        self.running.wait_for_report(timeout)
+    }
+
+    /// Gives a jail built ahead of its command the command, and starts its clock (and its
+    /// timeout) now. `Err` when an argument holds a NUL byte: nothing was sent.
+    pub(crate) fn command(&mut self, argv: &[OsString]) -> Result<(), LaunchError> {
+        if argv.is_empty() {
+            return Err(LaunchError::EmptyCommand);
+        }
+        if let Some(index) = argv.iter().position(|a| a.as_bytes().contains(&0)) {
+            return Err(LaunchError::NulInArgument { index });
+        }
+        let bytes = stage::encode_command(argv).ok_or(LaunchError::EmptyCommand)?;
+        let Some(fd) = self.command.take() else {
+            return Ok(());
+        };
+        self.running.restart_clock();
+        // A stage that already ended (it failed its self-check) closed its end: the write fails
+        // with EPIPE, never SIGPIPE, and what the stage said is judged at the end.
+        let _ = sys::send_all(&fd, &bytes);
+        Ok(())
+    }
+
+    /// Waits for the end and judges it: the self-check's verdict, the host-side check of the
+    /// outside write, the result.
+    pub(crate) fn conclude(mut self) -> Result<RunResult, LaunchError> {
+        // A jail that never got its command is told there is none.
+        drop(self.command.take());
+        let supervised = self
+            .running
+            .wait(self.timeout)
+            .map_err(LaunchError::io("supervising the jail"))?;
+        let (policy_hash, env_dropped) = (self.policy_hash, self.env_dropped);
+        if std::fs::symlink_metadata(&self.outside).is_ok() {
             // Judged on the host: the self-check file must never exist here.
-            let _ = std::fs::remove_file(&check.outside);
+            let _ = std::fs::remove_file(&self.outside);
             return Ok(refused(
                 format!(
                     "the self-check write outside the writable set reached the host ({})",
-                    check.outside.display()
+                    self.outside.display()
                 ),
                 policy_hash,
                 env_dropped,
@@ -390,7 +534,7 @@ impl Launcher {
         }
         let mut status_lines = supervised.status_line.lines().map(str::trim);
         let status_line = status_lines.next().unwrap_or("");
-        let landlock = match backend.name() {
+        let landlock = match self.backend {
             "landlock" => Some("backend".to_owned()),
             _ => status_lines
                 .find_map(|l| l.strip_prefix("landlock "))
@@ -412,23 +556,29 @@ impl Launcher {
                 ),
             };
             let mut result = refused(reason, policy_hash, env_dropped);
-            result.backend = Some(backend.name().into());
+            result.backend = Some(self.backend.into());
             result.violations = violations::recognise(&supervised.stderr.bytes);
             return Ok(result);
         }
         let mut result = finish(
             supervised,
-            Some(backend.name().into()),
+            Some(self.backend.into()),
             true,
             policy_hash,
             env_dropped,
-            requested_but_dropped(&env)
-                .into_iter()
-                .chain(pids_warning)
-                .collect(),
+            self.warnings,
         );
         result.landlock = landlock;
+        drop(self.cleanup);
         Ok(result)
+    }
+
+    /// Kills the jail and waits for it (a jail built ahead of a command that did not come);
+    /// what was made for it goes with it.
+    pub(crate) fn discard(mut self) {
+        drop(self.command.take());
+        self.running.discard();
+        drop(self.cleanup);
     }
 }
 
@@ -612,5 +762,6 @@ pub fn self_check(plan: &Plan, status_fd: i32) -> SelfCheck {
             .first()
             .map(|m| (m.target.clone(), m.kind == EntryKind::Dir)),
         landlock_fd: None,
+        command_fd: None,
     }
 }

@@ -41,6 +41,7 @@ pub mod stage;
 pub mod supervise;
 mod sys;
 pub mod violations;
+mod warm;
 
 pub use backend::{Backend, BackendReport, BwrapBackend, BwrapConfig, Prepared};
 pub use error::LaunchError;

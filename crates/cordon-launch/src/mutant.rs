@@ -137,6 +137,7 @@ pub(crate) fn self_check(mutant: Mutant, status_fd: i32) -> SelfCheck {
         masked: (mutant == Mutant::KeepFds).then(|| (PathBuf::from(KEEP_FDS_MARK), false)),
         // A weakened first wall must show in the escape suite, not be hidden by the second.
         landlock_fd: None,
+        command_fd: None,
     }
 }
 

@@ -14,6 +14,7 @@
 //! appears from the host, and is the host's to answer for.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use cordon_policy::Plan;
@@ -31,6 +32,9 @@ pub const REPORTED: usize = 5;
 pub struct Preparation {
     scan: SessionScan,
     took: Duration,
+    /// The session's next jail, built ahead of its command (warm.rs); shared by clones, killed
+    /// when the last is dropped.
+    pub(crate) warm: Arc<crate::warm::Slot>,
 }
 
 /// What `doctor` and `--json` show of a preparation.
@@ -67,6 +71,7 @@ impl Preparation {
         Ok(Preparation {
             scan,
             took: start.elapsed(),
+            warm: Arc::default(),
         })
     }
 
@@ -115,6 +120,21 @@ impl Preparation {
             .snapshot()
             .check()
             .map_err(|e| format!("{e}; prepare again"))
+    }
+
+    /// Waits up to `timeout` until the jail this session built ahead of its next command has
+    /// passed (or failed) its checks; false when none is waiting or it took longer. A harness
+    /// does not need this (a command handed to a jail still being built waits for it); it
+    /// lets a benchmark keep the build out of what it times next.
+    pub fn wait_for_waiting_jail(&self, timeout: Duration) -> bool {
+        self.warm.wait_for_report(timeout)
+    }
+
+    /// Kills the jail this session built ahead of its next command, if one is waiting (the
+    /// next [`Launcher::run_prepared`](crate::Launcher::run_prepared) builds its own, and a
+    /// new one after it). Dropping the last clone of the preparation does the same.
+    pub fn discard_waiting_jail(&self) {
+        self.warm.clear();
     }
 
     /// The roots walked.

@@ -34,6 +34,38 @@ pub struct SelfCheck {
     /// A descriptor holding encoded Landlock rules (`cordon_landlock::Rules::encode`) that the
     /// stage applies as a second wall just before the payload runs.
     pub landlock_fd: Option<i32>,
+    /// For a jail built ahead of its command (warm.rs): the descriptor the stage reads the
+    /// command from (each argument NUL-terminated, then end of file), after its checks, its
+    /// report and the second wall. `None`: the command is in the stage's own arguments.
+    pub command_fd: Option<i32>,
+}
+
+/// The most bytes of command read from [`SelfCheck::command_fd`].
+pub const COMMAND_LIMIT: u64 = 64 << 20;
+
+/// Encodes `argv` as the stage reads it from [`SelfCheck::command_fd`]; `None` when an argument
+/// holds a NUL byte (no program can receive it).
+pub fn encode_command(argv: &[OsString]) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    for arg in argv {
+        let bytes = arg.as_bytes();
+        if bytes.contains(&0) {
+            return None;
+        }
+        out.extend_from_slice(bytes);
+        out.push(0);
+    }
+    Some(out)
+}
+
+/// The inverse of [`encode_command`]; `None` for an empty or unterminated command.
+pub fn decode_command(bytes: &[u8]) -> Option<Vec<OsString>> {
+    let body = bytes.strip_suffix(&[0])?;
+    Some(
+        body.split(|b| *b == 0)
+            .map(|a| OsStr::from_bytes(a).to_owned())
+            .collect(),
+    )
 }
 
 /// Stage arguments for a self-checked run of `argv` (what follows the stage binary).
@@ -45,7 +77,12 @@ pub fn check_args(check: &SelfCheck, argv: &[OsString]) -> Vec<OsString> {
     };
     let mut out: Vec<OsString> = vec![
         STAGE_ARG.into(),
-        "check".into(),
+        if check.command_fd.is_some() {
+            "await"
+        } else {
+            "check"
+        }
+        .into(),
         check.status_fd.to_string().into(),
         if check.deny_network { "1" } else { "0" }.into(),
         check.outside.as_os_str().to_owned(),
@@ -55,9 +92,14 @@ pub fn check_args(check: &SelfCheck, argv: &[OsString]) -> Vec<OsString> {
             .landlock_fd
             .map_or_else(|| "-".to_owned(), |fd| fd.to_string())
             .into(),
-        "--".into(),
     ];
-    out.extend(argv.iter().cloned());
+    match check.command_fd {
+        Some(fd) => out.push(fd.to_string().into()),
+        None => {
+            out.push("--".into());
+            out.extend(argv.iter().cloned());
+        }
+    }
     out
 }
 
@@ -80,7 +122,8 @@ pub fn run_if_stage(args: &[OsString]) {
         return;
     }
     let code = match args.get(1).and_then(|m| m.to_str()) {
-        Some("check") => check_then_exec(&args[2..]),
+        Some("check") => check_then_exec(&args[2..], false),
+        Some("await") => check_then_exec(&args[2..], true),
         Some("probe") => probe(&args[2..]),
         // Not in a jail: the host-side reaper of a run's leftovers (leftovers.rs).
         Some("reap") => crate::leftovers::reap_main(&args[2..]),
@@ -156,7 +199,9 @@ fn socket_refused() -> Result<(), String> {
     }
 }
 
-fn check_then_exec(args: &[OsString]) -> i32 {
+/// The checks, the second wall, the report; then the payload: from the arguments after `--`,
+/// or (`awaiting`) read from the command descriptor, the last argument.
+fn check_then_exec(args: &[OsString], awaiting: bool) -> i32 {
     let status = status_fd(args.first());
     let (Some(deny), Some(outside), Some(kind), Some(masked), Some(landlock), Some(sep)) = (
         args.get(1),
@@ -168,7 +213,12 @@ fn check_then_exec(args: &[OsString]) -> i32 {
     ) else {
         return fail(status, "malformed stage arguments");
     };
-    if sep != "--" || args.len() < 8 {
+    let well_formed = if awaiting {
+        args.len() == 7
+    } else {
+        sep == "--" && args.len() >= 8
+    };
+    if !well_formed {
         return fail(status, "malformed stage arguments");
     }
     if let Err(reason) = outside_write_refused(Path::new(outside)) {
@@ -205,8 +255,20 @@ fn check_then_exec(args: &[OsString]) -> i32 {
         }
     };
     report(status, &format!("ok\n{wall}"));
-    let program = &args[7];
-    let err = std::process::Command::new(program).args(&args[8..]).exec();
+    let argv: Vec<OsString> = if awaiting {
+        match read_command(sep) {
+            Some(argv) => argv,
+            // Nothing to run: a jail built ahead of a command that never came.
+            None => return 0,
+        }
+    } else {
+        args[7..].to_vec()
+    };
+    let (program, rest) = match argv.split_first() {
+        Some(split) => split,
+        None => return 0,
+    };
+    let err = std::process::Command::new(program).args(rest).exec();
     eprintln!(
         "cordon: cannot execute {}: {err}",
         program.to_string_lossy()
@@ -216,6 +278,20 @@ fn check_then_exec(args: &[OsString]) -> i32 {
     } else {
         126
     }
+}
+
+/// Reads the command from descriptor `fd` (its text in `arg`); `None` when there is none.
+fn read_command(arg: &OsStr) -> Option<Vec<OsString>> {
+    let fd = arg
+        .to_str()
+        .and_then(|f| f.parse::<i32>().ok())
+        .and_then(crate::sys::inherited_fd)?;
+    let mut bytes = Vec::new();
+    std::fs::File::from(fd)
+        .take(COMMAND_LIMIT)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    decode_command(&bytes).filter(|argv| !argv.is_empty())
 }
 
 /// Applies the Landlock rules read from descriptor `fd` to this process. `Ok` carries the line
@@ -262,4 +338,44 @@ fn probe(args: &[OsString]) -> i32 {
     }
     report(status, "ok\n");
     0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_command_round_trips_through_its_encoding() {
+        let argv: Vec<OsString> = ["/bin/sh", "-c", "", "a b\nc", "\u{e9}"]
+            .iter()
+            .map(OsString::from)
+            .collect();
+        let bytes = encode_command(&argv).expect("no NUL");
+        assert_eq!(decode_command(&bytes), Some(argv));
+        // An argument with a NUL byte cannot be encoded; nothing, or an unterminated tail,
+        // does not decode.
+        assert_eq!(encode_command(&[OsString::from("a\0b")]), None);
+        assert_eq!(decode_command(b""), None);
+        assert_eq!(decode_command(b"/bin/true\0--x"), None);
+    }
+
+    #[test]
+    fn an_awaiting_stage_takes_its_command_from_the_descriptor_not_its_arguments() {
+        let check = SelfCheck {
+            status_fd: 5,
+            deny_network: true,
+            outside: PathBuf::from("/x"),
+            masked: None,
+            landlock_fd: Some(6),
+            command_fd: Some(7),
+        };
+        let args = check_args(&check, &[OsString::from("/bin/true")]);
+        assert_eq!(
+            args,
+            ["__cordon_stage", "await", "5", "1", "/x", "-", "-", "6", "7"]
+                .iter()
+                .map(OsString::from)
+                .collect::<Vec<_>>()
+        );
+    }
 }

@@ -109,8 +109,30 @@ fn reader<R: Read + Send + 'static>(
     })
 }
 
-/// Spawns `command` (stdout and stderr are piped here) and supervises it.
-pub fn supervise(mut command: Command, sup: Supervision) -> std::io::Result<Supervised> {
+/// Spawns `command` (stdout and stderr are piped here) and supervises it to the end.
+pub fn supervise(command: Command, sup: Supervision) -> std::io::Result<Supervised> {
+    let timeout = sup.timeout;
+    spawn(command, sup)?.wait(timeout)
+}
+
+/// A spawned command whose end has not been waited for: its output is already being read, its
+/// exit is already being waited for on a thread of its own.
+#[derive(Debug)]
+pub(crate) struct Running {
+    start: Instant,
+    pgid: rustix::process::Pid,
+    registered: Option<(&'static crate::leftovers::Session, u32)>,
+    out: Option<JoinHandle<Captured>>,
+    err: Option<JoinHandle<Captured>>,
+    status_reader: Option<JoinHandle<String>>,
+    reported: mpsc::Receiver<()>,
+    exited: mpsc::Receiver<std::io::Result<std::process::ExitStatus>>,
+    waiter: JoinHandle<()>,
+}
+
+/// Spawns `command` (stdout and stderr piped here, read from now on); `sup.timeout` is not used
+/// here but by [`Running::wait`].
+pub(crate) fn spawn(mut command: Command, sup: Supervision) -> std::io::Result<Running> {
     command
         .stdin(if sup.inherit_stdin {
             Stdio::inherit()
@@ -143,56 +165,120 @@ pub fn supervise(mut command: Command, sup: Supervision) -> std::io::Result<Supe
             forward.then(|| Box::new(std::io::stderr()) as Box<dyn Write + Send>),
         )
     });
+    let (report_tx, reported) = mpsc::channel();
     let status_reader = sup.status.map(|fd| {
         std::thread::spawn(move || {
-            let mut text = String::new();
-            let _ = std::fs::File::from(fd).take(4096).read_to_string(&mut text);
-            text
+            let mut bytes = Vec::new();
+            let mut file = std::fs::File::from(fd).take(4096);
+            let mut buf = [0u8; 512];
+            loop {
+                match file.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => {
+                        bytes.extend_from_slice(&buf[..n]);
+                        // The stage's report arrives in one write: say it came.
+                        let _ = report_tx.send(());
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(_) => break,
+                }
+            }
+            String::from_utf8_lossy(&bytes).into_owned()
         })
     });
-
-    let (tx, rx) = mpsc::channel();
+    let (tx, exited) = mpsc::channel();
     let waiter = std::thread::spawn(move || {
         let status = child.wait();
         let _ = tx.send(status);
     });
-    let waited = match sup.timeout {
-        Some(t) => rx.recv_timeout(t).ok(),
-        None => rx.recv().ok(),
-    };
-    let exit = match waited {
-        Some(status) => {
-            // What the command left running in its process group goes with it (a jail without a
-            // PID namespace cannot leave the group: seccomp refuses setsid and setpgid).
-            let _ = rustix::process::kill_process_group(pgid, rustix::process::Signal::KILL);
-            let status = status?;
-            match (status.code(), status.signal()) {
-                (Some(code), _) => Exit::Code(code),
-                (None, Some(sig)) => Exit::Signal(sig),
-                (None, None) => Exit::Code(-1),
-            }
-        }
-        None => {
-            let _ = rustix::process::kill_process_group(pgid, rustix::process::Signal::KILL);
-            let _ = rx.recv();
-            Exit::TimedOut
-        }
-    };
-    let duration = start.elapsed();
-    let _ = waiter.join();
-    if let Some((session, pid)) = registered {
-        session.jail_ended(pid);
-    }
-    let stdout = out.and_then(|h| h.join().ok()).unwrap_or_default();
-    let stderr = err.and_then(|h| h.join().ok()).unwrap_or_default();
-    let status_line = status_reader
-        .and_then(|h| h.join().ok())
-        .unwrap_or_default();
-    Ok(Supervised {
-        exit,
-        stdout,
-        stderr,
-        duration,
-        status_line,
+    Ok(Running {
+        start,
+        pgid,
+        registered,
+        out,
+        err,
+        status_reader,
+        reported,
+        exited,
+        waiter,
     })
+}
+
+impl Running {
+    /// Restarts the clock: the command's time (and its timeout) counts from now. A jail built
+    /// ahead of its command (warm.rs) is timed from the moment it is given one.
+    pub(crate) fn restart_clock(&mut self) {
+        self.start = Instant::now();
+    }
+
+    /// Waits up to `timeout` for the stage's report on the status descriptor (or the end of
+    /// the descriptor); whether it came.
+    pub(crate) fn wait_for_report(&self, timeout: Duration) -> bool {
+        !matches!(
+            self.reported.recv_timeout(timeout),
+            Err(mpsc::RecvTimeoutError::Timeout)
+        )
+    }
+
+    /// Whether the process has exited (without waiting).
+    pub(crate) fn has_exited(&self) -> bool {
+        self.waiter.is_finished()
+    }
+
+    /// Waits for the end, at most `timeout` from the clock's start; past it the whole process
+    /// group is killed.
+    pub(crate) fn wait(self, timeout: Option<Duration>) -> std::io::Result<Supervised> {
+        let waited = match timeout {
+            Some(t) => self
+                .exited
+                .recv_timeout(t.saturating_sub(self.start.elapsed()))
+                .ok(),
+            None => self.exited.recv().ok(),
+        };
+        let exit = match waited {
+            Some(status) => {
+                // What the command left running in its process group goes with it (a jail
+                // without a PID namespace cannot leave the group: seccomp refuses setsid and
+                // setpgid).
+                let _ =
+                    rustix::process::kill_process_group(self.pgid, rustix::process::Signal::KILL);
+                let status = status?;
+                match (status.code(), status.signal()) {
+                    (Some(code), _) => Exit::Code(code),
+                    (None, Some(sig)) => Exit::Signal(sig),
+                    (None, None) => Exit::Code(-1),
+                }
+            }
+            None => {
+                let _ =
+                    rustix::process::kill_process_group(self.pgid, rustix::process::Signal::KILL);
+                let _ = self.exited.recv();
+                Exit::TimedOut
+            }
+        };
+        let duration = self.start.elapsed();
+        let _ = self.waiter.join();
+        if let Some((session, pid)) = self.registered {
+            session.jail_ended(pid);
+        }
+        let stdout = self.out.and_then(|h| h.join().ok()).unwrap_or_default();
+        let stderr = self.err.and_then(|h| h.join().ok()).unwrap_or_default();
+        let status_line = self
+            .status_reader
+            .and_then(|h| h.join().ok())
+            .unwrap_or_default();
+        Ok(Supervised {
+            exit,
+            stdout,
+            stderr,
+            duration,
+            status_line,
+        })
+    }
+
+    /// Kills the whole process group and waits for it: a command that will not be needed.
+    pub(crate) fn discard(self) {
+        let _ = rustix::process::kill_process_group(self.pgid, rustix::process::Signal::KILL);
+        let _ = self.wait(None);
+    }
 }

@@ -24,6 +24,31 @@ pub fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
     Ok(rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?)
 }
 
+/// A close-on-exec connected pair of stream sockets (a command channel whose writer is never
+/// killed by `SIGPIPE`: see [`send_all`]).
+pub fn socket_pair() -> std::io::Result<(OwnedFd, OwnedFd)> {
+    Ok(rustix::net::socketpair(
+        rustix::net::AddressFamily::UNIX,
+        rustix::net::SocketType::STREAM,
+        rustix::net::SocketFlags::CLOEXEC,
+        None,
+    )?)
+}
+
+/// Writes all of `bytes` to the socket `fd` with `MSG_NOSIGNAL`: a peer that is gone gives
+/// `EPIPE`, never a `SIGPIPE` in a harness that has not ignored it.
+pub fn send_all(fd: &OwnedFd, mut bytes: &[u8]) -> std::io::Result<()> {
+    while !bytes.is_empty() {
+        match rustix::net::send(fd, bytes, rustix::net::SendFlags::NOSIGNAL) {
+            Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+            Ok(n) => bytes = &bytes[n..],
+            Err(rustix::io::Errno::INTR) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(())
+}
+
 /// One resource limit to set in the child.
 #[derive(Debug, Clone, Copy)]
 struct Rlimit {

@@ -20,6 +20,8 @@ pub const SEED: &str = "bwrap (seed flags)";
 pub const SAME: &str = "bwrap (same isolation)";
 pub const CLI: &str = "cordon run (CLI)";
 pub const LIBRARY: &str = "Launcher::run_prepared (library, in process)";
+pub const LIBRARY_BACK_TO_BACK: &str = "Launcher::run_prepared, back to back (no pause)";
+pub const LIBRARY_COLD: &str = "Launcher::run (library, a jail built per command)";
 pub const EXPLAIN: &str = "cordon explain (no spawn)";
 pub const CLI_EMPTY: &str = "cordon run, empty workspace";
 pub const CLI_LARGE: &str = "cordon run, 100,000-file workspace";
@@ -31,7 +33,20 @@ enum Runner {
     Library(Box<Library>),
 }
 
+/// How a library case calls the launcher.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// `run_prepared` once the session's next jail has been built (an agent between commands):
+    /// the build is waited for outside the timed call, so it overlaps nothing timed.
+    Warm,
+    /// `run_prepared` twice in a row, the second timed: its jail is still being built.
+    BackToBack,
+    /// `run`: a jail built for each command, while the caller waits.
+    Cold,
+}
+
 struct Library {
+    mode: Mode,
     launcher: Launcher,
     plan: Plan,
     preparation: Preparation,
@@ -73,35 +88,58 @@ impl Case {
             }
             Runner::Library(lib) => {
                 let Library {
+                    mode,
                     launcher,
                     plan,
                     preparation,
                     host_env,
                 } = lib.as_ref();
                 let argv = [OsString::from("/bin/true")];
-                let result = launcher
-                    .run_prepared(
-                        &RunRequest {
-                            plan,
-                            argv: &argv,
-                            host_env,
-                            forward: Forward::No,
-                            inherit_stdin: false,
-                        },
-                        preparation,
-                    )
+                let req = RunRequest {
+                    plan,
+                    argv: &argv,
+                    host_env,
+                    forward: Forward::No,
+                    inherit_stdin: false,
+                };
+                let call = |start: Instant| -> Result<Duration, Error> {
+                    let result = match mode {
+                        Mode::Cold => launcher.run(&req),
+                        Mode::Warm | Mode::BackToBack => launcher.run_prepared(&req, preparation),
+                    }
                     .map_err(|e| Error::Bench(format!("{}: {e}", self.name)))?;
-                let took = start.elapsed();
-                if result.status != RunStatus::Exited || result.exit_code != 0 {
-                    return Err(Error::Bench(format!(
-                        "{} did not run /bin/true: {:?} exit {} ({})",
-                        self.name,
-                        result.status,
-                        result.exit_code,
-                        result.refusal.unwrap_or_default()
-                    )));
+                    let took = start.elapsed();
+                    if result.status != RunStatus::Exited || result.exit_code != 0 {
+                        return Err(Error::Bench(format!(
+                            "{} did not run /bin/true: {:?} exit {} ({})",
+                            self.name,
+                            result.status,
+                            result.exit_code,
+                            result.refusal.unwrap_or_default()
+                        )));
+                    }
+                    Ok(took)
+                };
+                let ready = || preparation.wait_for_waiting_jail(Duration::from_secs(5));
+                match mode {
+                    Mode::Cold => call(start),
+                    Mode::Warm => {
+                        // Untimed: the jail built by the previous call is ready, as it is after
+                        // an agent's pause; and the one this call builds is waited for before
+                        // the next case runs, so it slows no other row.
+                        ready();
+                        let took = call(Instant::now())?;
+                        ready();
+                        Ok(took)
+                    }
+                    Mode::BackToBack => {
+                        ready();
+                        call(Instant::now())?;
+                        let took = call(Instant::now())?;
+                        ready();
+                        Ok(took)
+                    }
                 }
-                Ok(took)
             }
         }
     }
@@ -202,10 +240,12 @@ pub fn run(p: &Places<'_>, runs: usize) -> Result<Vec<(&'static str, Duration)>,
         Case::process(SEED, seed, p.empty),
         Case::process(SAME, same, p.empty),
         cli(p.empty, CLI),
-        library(p, p.empty, LIBRARY)?,
+        library(p, p.empty, LIBRARY, Mode::Warm)?,
+        library(p, p.empty, LIBRARY_BACK_TO_BACK, Mode::BackToBack)?,
+        library(p, p.empty, LIBRARY_COLD, Mode::Cold)?,
         Case::process(EXPLAIN, explain_cmd, p.empty),
         cli(p.large, CLI_LARGE),
-        library(p, p.large, LIBRARY_LARGE)?,
+        library(p, p.large, LIBRARY_LARGE, Mode::Warm)?,
     ];
     for round in 0..runs + 10 {
         for case in &mut cases {
@@ -251,7 +291,7 @@ fn same_isolation_options(explain: &str) -> Result<Vec<String>, Error> {
 
 /// A library case: one `Launcher`, one plan and one preparation (the session's walk of `dir`),
 /// reused for every run, as a harness would.
-fn library(p: &Places<'_>, dir: &Path, name: &'static str) -> Result<Case, Error> {
+fn library(p: &Places<'_>, dir: &Path, name: &'static str, mode: Mode) -> Result<Case, Error> {
     let home = std::env::var_os("HOME");
     let host = RealHost::new(home.clone());
     let plan = Plan::resolve(
@@ -273,6 +313,7 @@ fn library(p: &Places<'_>, dir: &Path, name: &'static str) -> Result<Case, Error
     let mut case = Case {
         name,
         runner: Runner::Library(Box::new(Library {
+            mode,
             launcher,
             plan,
             preparation,
