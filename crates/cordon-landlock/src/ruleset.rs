@@ -164,9 +164,12 @@ impl Ruleset {
         })?;
         let ruleset = Ruleset { fd };
 
+        // Whether `openat2` answers: asked once, not once per path (a seccomp filter that
+        // refuses it answers ENOSYS every time).
+        let mut openat2 = true;
         for path in &rules.must_exist {
             check_path(path)?;
-            open_path(path).map_err(|source| LandlockError::RequiredUnavailable {
+            open_path(path, &mut openat2).map_err(|source| LandlockError::RequiredUnavailable {
                 path: shown(path),
                 source,
             })?;
@@ -188,7 +191,7 @@ impl Ruleset {
                 path: rule.path.clone(),
                 reason,
             };
-            let parent = match open_path(&rule.path) {
+            let parent = match open_path(&rule.path, &mut openat2) {
                 Ok(fd) => fd,
                 Err(err) => {
                     let reason = match err.raw_os_error() {
@@ -280,22 +283,26 @@ fn check_path(path: &Path) -> Result<(), LandlockError> {
 
 /// `O_PATH|O_CLOEXEC`, refusing a symlink in any component (`openat2` with
 /// `RESOLVE_NO_SYMLINKS`). Where `openat2` is unavailable (a seccomp filter answering
-/// `ENOSYS`), only the last component is checked (`O_NOFOLLOW`).
-fn open_path(path: &Path) -> io::Result<OwnedFd> {
+/// `ENOSYS`), only the last component is checked (`O_NOFOLLOW`); `openat2` is then cleared
+/// so the next path goes straight to the fallback.
+fn open_path(path: &Path, openat2: &mut bool) -> io::Result<OwnedFd> {
     let flags = OFlags::PATH | OFlags::CLOEXEC;
-    match rustix::fs::openat2(
-        rustix::fs::CWD,
-        path,
-        flags,
-        Mode::empty(),
-        ResolveFlags::NO_SYMLINKS,
-    ) {
-        Err(rustix::io::Errno::NOSYS) => Ok(rustix::fs::openat(
+    if *openat2 {
+        match rustix::fs::openat2(
             rustix::fs::CWD,
             path,
-            flags | OFlags::NOFOLLOW,
+            flags,
             Mode::empty(),
-        )?),
-        other => Ok(other?),
+            ResolveFlags::NO_SYMLINKS,
+        ) {
+            Err(rustix::io::Errno::NOSYS) => *openat2 = false,
+            other => return Ok(other?),
+        }
     }
+    Ok(rustix::fs::openat(
+        rustix::fs::CWD,
+        path,
+        flags | OFlags::NOFOLLOW,
+        Mode::empty(),
+    )?)
 }

@@ -378,16 +378,15 @@ impl Launcher {
             command_write = Some(write);
         }
         // The second wall: Landlock rules the stage applies inside the jail (cordon-landlock).
+        // The second wall's rules go to the stage on a socket *after* the spawn: they are
+        // computed while bubblewrap builds the jail, and the stage reads them once it runs.
+        let mut rules_channel = None;
         if backend.second_wall() {
-            let rules = cordon_landlock::Rules::from_plan(
-                req.plan,
-                &cordon_landlock::Options::inside_bubblewrap(),
-                &cordon_landlock::FsLister,
-            )?;
-            let fd = sys::memfd_with("cordon-landlock-rules", &rules.encode())
-                .map_err(LaunchError::io("creating the Landlock rules descriptor"))?;
-            check.landlock_fd = Some(sys::raw(&fd));
-            inherit.push(fd);
+            let (read, write) = sys::socket_pair()
+                .map_err(LaunchError::io("creating the Landlock rules channel"))?;
+            check.landlock_fd = Some(sys::raw(&read));
+            inherit.push(read);
+            rules_channel = Some(write);
         }
         let timeout = req.plan.limits.timeout_secs.map(Duration::from_secs);
         #[cfg(all(feature = "mutants", debug_assertions))]
@@ -432,7 +431,8 @@ impl Launcher {
             .into_iter()
             .chain(pids_warning)
             .collect();
-        Ok(Start::Jail(Jail {
+        let rules_channel = rules_channel.filter(|_| check.landlock_fd.is_some());
+        let jail = Jail {
             running,
             command: command_write,
             cleanup,
@@ -442,7 +442,24 @@ impl Launcher {
             policy_hash,
             env_dropped,
             warnings,
-        }))
+        };
+        if let Some(channel) = rules_channel {
+            let rules = match cordon_landlock::Rules::from_plan(
+                req.plan,
+                &cordon_landlock::Options::inside_bubblewrap(),
+                &cordon_landlock::FsLister,
+            ) {
+                Ok(rules) => rules,
+                Err(e) => {
+                    jail.discard();
+                    return Err(e.into());
+                }
+            };
+            // A stage that already ended gives EPIPE here; its own report is judged at the end,
+            // and a stage that read a cut-short list refuses to run anything.
+            let _ = sys::send_all(&channel, &rules.encode());
+        }
+        Ok(Start::Jail(jail))
     }
 }
 

@@ -169,6 +169,13 @@ pub(crate) fn session(binary: Option<&Path>) -> Option<&'static Session> {
     SESSION.get_or_init(|| start(binary)).as_ref()
 }
 
+/// Starts the session reaper for `binary` now, if none runs yet (a one-command process such as
+/// `cordon run` calls it on a thread of its own, so that the reaper's spawn overlaps the
+/// planning instead of delaying the jail). Whether a reaper runs.
+pub fn start_session(binary: &Path) -> bool {
+    session(Some(binary)).is_some()
+}
+
 fn start(binary: &Path) -> Option<Session> {
     let (read, write) = crate::sys::pipe().ok()?;
     let mut command = Command::new(binary);

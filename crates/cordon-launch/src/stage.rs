@@ -372,10 +372,20 @@ mod tests {
         let args = check_args(&check, &[OsString::from("/bin/true")]);
         assert_eq!(
             args,
-            ["__cordon_stage", "await", "5", "1", "/x", "-", "-", "6", "7"]
-                .iter()
-                .map(OsString::from)
-                .collect::<Vec<_>>()
+            [
+                "__cordon_stage",
+                "await",
+                "5",
+                "1",
+                "/x",
+                "-",
+                "-",
+                "6",
+                "7"
+            ]
+            .iter()
+            .map(OsString::from)
+            .collect::<Vec<_>>()
         );
     }
 }
