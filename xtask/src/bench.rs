@@ -72,9 +72,12 @@ pub fn run_with(root: &Path, opts: &Options) -> Result<(), Error> {
             .run()
             .map_err(Error::from);
     }
-    let cordon = target.join("release/cordon");
+    // The binary to install (static, `cargo xtask dist`) runs every case; the dynamically
+    // linked `cargo build --release` one gets a CLI row of its own.
+    let cordon = crate::dist::build(root)?;
+    let dynamic = target.join("release/cordon");
     let base = std::env::temp_dir().join(format!("cordon-bench-{}", std::process::id()));
-    let outcome = measure(&cordon, &base, opts);
+    let outcome = measure(&cordon, &dynamic, &base, opts);
     let _ = std::fs::remove_dir_all(&base);
     let report = outcome?;
     report.print();
@@ -121,7 +124,7 @@ fn make_dir(dir: &Path) -> Result<PathBuf, Error> {
         .map_err(|e| Error::Bench(format!("cannot create {}: {e}", dir.display())))
 }
 
-fn measure(cordon: &Path, base: &Path, opts: &Options) -> Result<Report, Error> {
+fn measure(cordon: &Path, dynamic: &Path, base: &Path, opts: &Options) -> Result<Report, Error> {
     let load_before = load_average();
     let files = make_dir(&base.join("files"))?;
     let empty = make_dir(&base.join("empty"))?;
@@ -134,9 +137,14 @@ fn measure(cordon: &Path, base: &Path, opts: &Options) -> Result<Report, Error> 
         tree_text.took.as_secs_f64()
     );
 
-    println!("timing launches: {} rounds of 8 cases", opts.runs);
+    println!(
+        "timing launches: {} rounds of {} cases",
+        opts.runs,
+        launch::CASES
+    );
     let places = launch::Places {
         cordon,
+        dynamic,
         empty: &empty,
         large: &large,
         files: &files,

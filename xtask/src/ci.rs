@@ -45,6 +45,11 @@ pub const STEPS: &[Step] = &[
         run: test,
     },
     Step {
+        name: "dist",
+        about: "cargo xtask dist (the static binary the benchmarks measure), then a jail through it",
+        run: dist,
+    },
+    Step {
         name: "fuzz-smoke",
         about: "cargo xtask fuzz --seconds 15: every fuzz target briefly (fuzz/), fuzz crate fmt",
         run: crate::fuzz::smoke,
@@ -254,6 +259,48 @@ fn escape_suite(ctx: &Ctx) -> Result<(), Error> {
 
 /// The short load in a process of its own, so that its descriptor and memory checks see only
 /// the load's launcher.
+/// Builds the static binary and runs a jail through it: the home is readable but a masked
+/// credential in it is not, a write to the home is refused, the workspace is writable, as with the dynamically linked binary the tests use.
+fn dist(ctx: &Ctx) -> Result<(), Error> {
+    let cordon = crate::dist::build(ctx.root())?;
+    let home = tempfile_dir("cordon-ci-dist")?;
+    let work = home.join("work");
+    let outcome = (|| {
+        std::fs::create_dir_all(home.join(".ssh"))
+            .and_then(|()| std::fs::create_dir_all(&work))
+            .and_then(|()| std::fs::write(home.join(".ssh/id_ed25519"), "ci-dist-secret\n"))
+            .and_then(|()| std::fs::write(home.join("readable.txt"), "visible\n"))
+            .map_err(|e| Error::Dist(format!("cannot set up {}: {e}", home.display())))?;
+        let out = Cmd::new(&cordon)
+            .args(["run", "--", "sh", "-c"])
+            .arg(
+                "cat ~/readable.txt; cat ~/.ssh/id_ed25519 2>/dev/null; (echo x > ~/planted) 2>/dev/null || echo refused; \
+                 echo in-jail > made && cat made",
+            )
+            .env("HOME", &home)
+            .current_dir(&work)
+            .read()?;
+        if out.trim_end() != "visible\nrefused\nin-jail" || home.join("planted").exists() {
+            return Err(Error::Dist(format!(
+                "the static binary's jail did not hold: printed {out:?}"
+            )));
+        }
+        Ok(())
+    })();
+    let _ = std::fs::remove_dir_all(&home);
+    outcome
+}
+
+/// A fresh directory under /var/lib (CI runs as root): a jail replaces /tmp and /var/tmp with
+/// private ones, which would hide a home made there and make the mask check vacuous.
+fn tempfile_dir(stem: &str) -> Result<PathBuf, Error> {
+    let dir = PathBuf::from(format!("/var/lib/{stem}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir)
+        .and_then(|()| std::fs::canonicalize(&dir))
+        .map_err(|e| Error::Dist(format!("cannot create {}: {e}", dir.display())))
+}
+
 fn load(ctx: &Ctx) -> Result<(), Error> {
     ctx.cargo(["xtask", "load", "--jobs", "4", "--runs", "60"])
         .run()?;

@@ -12,6 +12,9 @@ pub enum Error {
     #[error("bench: {0}")]
     Bench(String),
 
+    #[error("dist: {0}")]
+    Dist(String),
+
     #[error("escape-suite: {0}")]
     Escape(String),
 

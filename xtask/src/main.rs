@@ -7,6 +7,7 @@
 mod bench;
 mod ci;
 mod cmd;
+mod dist;
 mod error;
 mod escape;
 mod fuzz;
@@ -38,6 +39,9 @@ enum Task {
     /// Time cordon (CLI, library, in-process steps, a 100k-file workspace, the session walk)
     /// against plain bubblewrap with the same isolation; writes docs/benchmarks.md (--json FILE).
     Bench(BenchArgs),
+    /// Build the `cordon` binary to install, statically linked (target/dist/cordon): what the
+    /// launch benchmarks measure.
+    Dist,
     /// Run real attacks through `cordon run` in every column; `--mutants` proves the suite can fail.
     EscapeSuite(EscapeArgs),
     /// Run the libFuzzer targets in fuzz/ for N seconds each (cargo-fuzz); a crash fails.
@@ -160,6 +164,13 @@ fn main() -> ExitCode {
             },
         ) {
             Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("\nerror: {e}");
+                ExitCode::FAILURE
+            }
+        },
+        Task::Dist => match dist::build(&ci::Ctx::from_env().root) {
+            Ok(_) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("\nerror: {e}");
                 ExitCode::FAILURE

@@ -442,25 +442,37 @@ impl Launcher {
             policy_hash,
             env_dropped,
             warnings,
+            rules: None,
         };
+        let mut jail = jail;
         if let Some(channel) = rules_channel {
-            let rules = match cordon_landlock::Rules::from_plan(
-                req.plan,
-                &cordon_landlock::Options::inside_bubblewrap(),
-                &cordon_landlock::FsLister,
-            ) {
-                Ok(rules) => rules,
-                Err(e) => {
-                    jail.discard();
-                    return Err(e.into());
-                }
-            };
-            // A stage that already ended gives EPIPE here; its own report is judged at the end,
-            // and a stage that read a cut-short list refuses to run anything.
-            let _ = sys::send_all(&channel, &rules.encode());
+            if awaiting {
+                // Off the caller's path: the jail waits for its command anyway. A failure is
+                // kept for `conclude`, and the stage, reading no rules, refuses.
+                let plan = req.plan.clone();
+                jail.rules = Some(std::thread::spawn(move || {
+                    send_rules(&plan, &channel).map_err(|e| e.to_string())
+                }));
+            } else if let Err(e) = send_rules(req.plan, &channel) {
+                jail.discard();
+                return Err(e);
+            }
         }
         Ok(Start::Jail(jail))
     }
+}
+
+/// Computes the second wall's rules for `plan` and sends them to the stage on `channel`. A
+/// stage that already ended gives EPIPE, which is not an error here: its own report is judged
+/// at the end, and a stage that read a cut-short list refuses to run anything.
+fn send_rules(plan: &Plan, channel: &std::os::fd::OwnedFd) -> Result<(), LaunchError> {
+    let rules = cordon_landlock::Rules::from_plan(
+        plan,
+        &cordon_landlock::Options::inside_bubblewrap(),
+        &cordon_landlock::FsLister,
+    )?;
+    let _ = sys::send_all(channel, &rules.encode());
+    Ok(())
 }
 
 /// What [`Launcher::start`] gives: a refusal (nothing runs), or a spawned jail.
@@ -483,6 +495,8 @@ pub(crate) struct Jail {
     policy_hash: String,
     env_dropped: BTreeMap<String, usize>,
     warnings: Vec<String>,
+    /// For a jail built ahead: the thread computing and sending its second wall's rules.
+    rules: Option<std::thread::JoinHandle<Result<(), String>>>,
 }
 
 impl std::fmt::Debug for Jail {
@@ -537,6 +551,20 @@ impl Jail {
             .wait(self.timeout)
             .map_err(LaunchError::io("supervising the jail"))?;
         let (policy_hash, env_dropped) = (self.policy_hash, self.env_dropped);
+        let rules_failed = self
+            .rules
+            .take()
+            .and_then(|t| t.join().ok())
+            .and_then(Result::err);
+        if let Some(why) = rules_failed {
+            return Ok(refused(
+                format!(
+                    "the second wall's rules could not be computed, the command was not run: {why}"
+                ),
+                policy_hash,
+                env_dropped,
+            ));
+        }
         if std::fs::symlink_metadata(&self.outside).is_ok() {
             // Judged on the host: the self-check file must never exist here.
             let _ = std::fs::remove_file(&self.outside);
@@ -595,6 +623,9 @@ impl Jail {
     pub(crate) fn discard(mut self) {
         drop(self.command.take());
         self.running.discard();
+        if let Some(t) = self.rules.take() {
+            let _ = t.join();
+        }
         drop(self.cleanup);
     }
 }

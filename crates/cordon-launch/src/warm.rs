@@ -15,11 +15,16 @@
 //! session reaper from its spawn like any jail, and killed (with what was made for it on the
 //! host) when the [`Preparation`](crate::Preparation) is dropped.
 //!
-//! What a waiting jail sees of the workspace is decided when it is built, after the previous
-//! command ended: the placeholders of protected paths and the credential masks of the plan, as
-//! a cold run at that moment would decide them.
+//! What a waiting jail protects in the workspace is decided when it is built, after the previous
+//! command ended, from the state of a few paths (guard.rs: the roots, `.git` and what redirects
+//! git, each protected path and the directories above it). Those paths are looked at again when
+//! a command claims the jail ([`Seen`]); if any of them appeared, went or was replaced in
+//! between (a person ran `git init` in the workspace, another session's jail made or removed a
+//! placeholder), the jail is discarded and the command runs in one built now.
 
 use std::ffi::OsString;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use cordon_policy::Plan;
@@ -54,6 +59,64 @@ impl Key {
     }
 }
 
+/// What a jail's build read of the workspace (guard.rs), path by path: the identity of what was
+/// there (device, inode, type; size and modification time too for a file, whose content the
+/// build may have read), or nothing.
+#[derive(Debug, PartialEq, Eq)]
+struct Seen(Vec<(PathBuf, Option<[i64; 6]>)>);
+
+impl Seen {
+    fn of(plan: &Plan) -> Seen {
+        let mut paths: Vec<PathBuf> = Vec::new();
+        for root in &plan.writable {
+            paths.push(root.clone());
+            for rel in [".git", ".git/commondir", "commondir", "gitdir"] {
+                paths.push(root.join(rel));
+            }
+        }
+        let guarded = plan
+            .protected
+            .iter()
+            .map(|p| (p.path.as_path(), Some(p.root.as_path())))
+            .chain(plan.skipped.iter().map(|s| (s.path.as_path(), None)));
+        for (path, root) in guarded {
+            paths.push(path.to_path_buf());
+            // The directories between the path and its root (pinned, or where a placeholder
+            // would be made).
+            let mut dir = path.parent();
+            while let Some(d) = dir {
+                if root.is_none_or(|r| !d.starts_with(r) || d == r) || d == Path::new("/") {
+                    paths.push(d.to_path_buf());
+                    break;
+                }
+                paths.push(d.to_path_buf());
+                dir = d.parent();
+            }
+        }
+        paths.sort();
+        paths.dedup();
+        Seen(
+            paths
+                .into_iter()
+                .map(|p| {
+                    let seen = std::fs::symlink_metadata(&p).ok().map(|m| {
+                        let file = m.is_file();
+                        [
+                            m.dev() as i64,
+                            m.ino() as i64,
+                            i64::from(m.mode() & 0o170_000),
+                            if file { m.size() as i64 } else { 0 },
+                            if file { m.mtime() } else { 0 },
+                            if file { m.mtime_nsec() } else { 0 },
+                        ]
+                    });
+                    (p, seen)
+                })
+                .collect(),
+        )
+    }
+}
+
 /// Whether `req` can use a jail built ahead: its stdin is not passed through (a waiting jail's
 /// stdin is `/dev/null`), and no deliberately weakened launcher is active.
 pub(crate) fn eligible(req: &RunRequest<'_>) -> bool {
@@ -63,7 +126,7 @@ pub(crate) fn eligible(req: &RunRequest<'_>) -> bool {
 /// The session's slot for its waiting jail (shared by a [`Preparation`](crate::Preparation)'s
 /// clones). Dropping it kills the jail.
 #[derive(Default)]
-pub(crate) struct Slot(Mutex<Option<(Key, Jail)>>);
+pub(crate) struct Slot(Mutex<Option<(Key, Seen, Jail)>>);
 
 impl std::fmt::Debug for Slot {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -76,8 +139,8 @@ impl Slot {
     /// Takes the waiting jail if it was built for `req` on `backend` and is still alive; any
     /// other waiting jail is discarded.
     pub(crate) fn take_fitting(&self, backend: &'static str, req: &RunRequest<'_>) -> Option<Jail> {
-        let (key, jail) = self.0.lock().ok()?.take()?;
-        if key.fits(backend, req) && !jail.has_ended() {
+        let (key, seen, jail) = self.0.lock().ok()?.take()?;
+        if key.fits(backend, req) && !jail.has_ended() && Seen::of(req.plan) == seen {
             Some(jail)
         } else {
             // Still judged as a run would be (a jail that ended early failed its self-check):
@@ -87,14 +150,15 @@ impl Slot {
         }
     }
 
-    /// Keeps `jail`, built for `req` on `backend`, for the next command; a jail already waiting
-    /// (from a concurrent run) is discarded.
+    /// Keeps `jail`, just built for `req` on `backend`, for the next command, with what its
+    /// build read of the workspace; a jail already waiting (from a concurrent run) is discarded.
     pub(crate) fn put(&self, backend: &'static str, req: &RunRequest<'_>, jail: Jail) {
+        let entry = (Key::of(backend, req), Seen::of(req.plan), jail);
         let previous = match self.0.lock() {
-            Ok(mut slot) => slot.replace((Key::of(backend, req), jail)),
-            Err(_) => Some((Key::of(backend, req), jail)),
+            Ok(mut slot) => slot.replace(entry),
+            Err(_) => Some(entry),
         };
-        if let Some((_, old)) = previous {
+        if let Some((_, _, old)) = previous {
             old.discard();
         }
     }
@@ -105,7 +169,7 @@ impl Slot {
         match self.0.lock() {
             Ok(slot) => slot
                 .as_ref()
-                .is_some_and(|(_, jail)| jail.wait_for_report(timeout)),
+                .is_some_and(|(_, _, jail)| jail.wait_for_report(timeout)),
             Err(_) => false,
         }
     }
@@ -113,7 +177,7 @@ impl Slot {
     /// Discards the waiting jail, if any.
     pub(crate) fn clear(&self) {
         let taken = self.0.lock().ok().and_then(|mut slot| slot.take());
-        if let Some((_, jail)) = taken {
+        if let Some((_, _, jail)) = taken {
             jail.discard();
         }
     }

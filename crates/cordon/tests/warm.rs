@@ -217,4 +217,32 @@ fn a_prepared_session_builds_each_next_jail_ahead_and_each_holds() {
     drop(prep);
     assert_eq!(waiting_jails(), 0);
     assert_eq!(listing(&work), before);
+
+    // A waiting jail protects what its build saw. When the host changes that in between (here a
+    // repository appears, as with `git init`), the jail is not used: the command runs in a jail
+    // built now, which protects the new repository's `commondir` (it would redirect git to
+    // another config and hooks). A stale jail would let this write through.
+    let prep = launcher.prepare(&plan).unwrap();
+    let r = run(&launcher, &plan, &prep, &sh("echo built"), &env);
+    assert_eq!(stdout(&r), "built\n");
+    assert!(prep.wait_for_waiting_jail(std::time::Duration::from_secs(10)));
+    std::fs::create_dir_all(work.join(".git/hooks")).unwrap();
+    std::fs::write(work.join(".git/config"), "[core]\n").unwrap();
+    std::fs::write(work.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    let mut with_git = before.clone();
+    with_git.extend([".git", ".git/HEAD", ".git/config", ".git/hooks"].map(PathBuf::from));
+    with_git.sort();
+    let r = run(
+        &launcher,
+        &plan,
+        &prep,
+        &sh(
+            "(printf '/elsewhere\\n' > .git/commondir) 2>/dev/null && echo redirected || echo refused",
+        ),
+        &env,
+    );
+    assert_eq!(stdout(&r), "refused\n", "{r:?}");
+    drop(prep);
+    assert_eq!(waiting_jails(), 0);
+    assert_eq!(listing(&work), with_git, "a placeholder was left behind");
 }

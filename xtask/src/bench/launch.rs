@@ -19,6 +19,9 @@ pub const TRUE: &str = "/bin/true";
 pub const SEED: &str = "bwrap (seed flags)";
 pub const SAME: &str = "bwrap (same isolation)";
 pub const CLI: &str = "cordon run (CLI)";
+pub const CLI_DYNAMIC: &str = "cordon run (CLI, dynamically linked build)";
+/// How many launch cases each round runs.
+pub const CASES: usize = 11;
 pub const LIBRARY: &str = "Launcher::run_prepared (library, in process)";
 pub const LIBRARY_BACK_TO_BACK: &str = "Launcher::run_prepared, back to back (no pause)";
 pub const LIBRARY_COLD: &str = "Launcher::run (library, a jail built per command)";
@@ -153,8 +156,10 @@ fn inheritable(path: &Path) -> Result<OwnedFd, Error> {
 
 /// Where the launch cases run.
 pub struct Places<'a> {
-    /// The release `cordon` binary (also the library's stage).
+    /// The `cordon` binary to install (`cargo xtask dist`, static; also the library's stage).
     pub cordon: &'a Path,
+    /// The dynamically linked `cargo build --release` binary.
+    pub dynamic: &'a Path,
     /// An empty workspace.
     pub empty: &'a Path,
     /// The 100,000-file workspace.
@@ -185,8 +190,12 @@ pub fn run(p: &Places<'_>, runs: usize) -> Result<Vec<(&'static str, Duration)>,
     std::fs::write(&args_path, nul).map_err(|e| Error::Bench(e.to_string()))?;
 
     // Warm the probe cache (and check the CLI works in both workspaces) before timing anything.
-    for dir in [p.empty, p.large] {
-        Cmd::new(p.cordon)
+    for (cordon, dir) in [
+        (p.cordon, p.empty),
+        (p.cordon, p.large),
+        (p.dynamic, p.empty),
+    ] {
+        Cmd::new(cordon)
             .args(["run", "--", "/bin/true"])
             .current_dir(dir)
             .run()?;
@@ -227,11 +236,12 @@ pub fn run(p: &Places<'_>, runs: usize) -> Result<Vec<(&'static str, Duration)>,
         .args(["--", "/bin/true"]);
     let held = [seccomp_fd, args_fd];
 
-    let cli = |dir: &Path, name: &'static str| {
-        let mut c = Command::new(p.cordon);
+    let cli_of = |cordon: &Path, dir: &Path, name: &'static str| {
+        let mut c = Command::new(cordon);
         c.args(["run", "--", "/bin/true"]);
         Case::process(name, c, dir)
     };
+    let cli = |dir: &Path, name: &'static str| cli_of(p.cordon, dir, name);
     let mut explain_cmd = Command::new(p.cordon);
     explain_cmd.args(["explain", "--", "/bin/true"]);
 
@@ -240,6 +250,7 @@ pub fn run(p: &Places<'_>, runs: usize) -> Result<Vec<(&'static str, Duration)>,
         Case::process(SEED, seed, p.empty),
         Case::process(SAME, same, p.empty),
         cli(p.empty, CLI),
+        cli_of(p.dynamic, p.empty, CLI_DYNAMIC),
         library(p, p.empty, LIBRARY, Mode::Warm)?,
         library(p, p.empty, LIBRARY_BACK_TO_BACK, Mode::BackToBack)?,
         library(p, p.empty, LIBRARY_COLD, Mode::Cold)?,

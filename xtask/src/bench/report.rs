@@ -278,15 +278,25 @@ impl Report {
                  rounds), round-robin, so that noise hits every row alike; the median is \
                  reported. `bwrap (same isolation)` is exactly the option list `cordon explain` \
                  prints (every namespace, mount, mask and environment variable, the same seccomp \
-                 program on a descriptor) minus cordon's in-jail stage; `bwrap (seed flags)` is \
-                 the seed design's command line without seccomp. `cordon run (CLI)` is the \
-                 release binary with a warm probe cache, as every run after the first. \
-                 `Launcher::run_prepared (library)` is the same launch from a long-lived process \
-                 (this one, built in release mode), as a harness runs it: one `Launcher`, a plan \
-                 resolved once and the session prepared once (`Launcher::prepare`, the walk), \
-                 then per command `run_prepared`, which checks the roots' identities and calls \
-                 `Launcher::run`; no CLI start-up, configuration loading or floor. The targets: \
-                 1.15× for the CLI, 1.05× for the library.",
+                 program on a descriptor) minus cordon's in-jail stage (and so without its \
+                 self-check and its Landlock second wall); `bwrap (seed flags)` is the seed \
+                 design's command line without seccomp. `cordon run (CLI)` is the binary \
+                 `cargo xtask dist` builds (statically linked: a command executes it up to three \
+                 times, as the CLI, the session reaper and the in-jail stage) with a warm probe \
+                 cache, as every run after the first; the dynamically linked `cargo build \
+                 --release` binary has a row of its own. The library rows run in this process \
+                 (built in release mode) with that static binary as the stage, as a harness \
+                 would: one `Launcher`, a plan resolved once, the session prepared once \
+                 (`Launcher::prepare`, the walk). `Launcher::run_prepared (library)` is a command \
+                 handed to the jail the session built ahead of it (cordon-launch's `warm.rs`): \
+                 that jail was built after the previous command returned, and its build is waited \
+                 for outside the timed call, as an agent's pause between commands allows, so it \
+                 overlaps no other row; the timed call includes building the host-side part of the \
+                 next jail. `back to back` times a second `run_prepared` issued as soon as the \
+                 first returned, so its jail is still being built: what a harness without pauses \
+                 gets. `Launcher::run (library, a jail built per command)` builds and checks a \
+                 jail while the caller waits, as `cordon run` does. The targets: 1.15× for the \
+                 CLI, 1.05× for the library.",
                 runs = self.runs
             ),
             format!(
