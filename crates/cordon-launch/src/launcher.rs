@@ -281,22 +281,29 @@ impl Launcher {
             Some(b) if b.builds_ahead() && crate::warm::eligible(req) => b.name(),
             _ => return self.run(req),
         };
-        let result = match prep.warm.take_fitting(backend, req) {
+        let (result, held) = match prep.warm.take_fitting(backend, req) {
             Some(mut jail) => match jail.command(req.argv) {
-                Ok(()) => jail.conclude(),
+                Ok(()) => jail.conclude_keeping(),
                 Err(e) => {
                     jail.discard();
-                    Err(e)
+                    (Err(e), None)
                 }
             },
-            None => self.run(req),
+            None => match self.start(req, false) {
+                Ok(Start::Jail(jail)) => jail.conclude_keeping(),
+                Ok(Start::Refused(refusal)) => (Ok(refusal), None),
+                Err(e) => (Err(e), None),
+            },
         };
-        // The next command's jail: its host-side part is built here, bubblewrap's part and the
-        // stage's checks run while the caller works on this result. A refusal is not kept; the
+        // The next command's jail, built once this one's processes are gone: its host-side
+        // part here, bubblewrap's part and the stage's checks while the caller works on this
+        // result. It joins the placeholders this run still holds (`held`, released after), so
+        // they are not removed and made again for every command. A refusal is not kept; the
         // next command runs cold and meets it again.
         if let Ok(Start::Jail(next)) = self.start(req, true) {
             prep.warm.put(backend, req, next);
         }
+        drop(held);
         result
     }
 
@@ -424,6 +431,7 @@ impl Launcher {
                 inherit_stdin: req.inherit_stdin,
                 hold: prepared.hold,
                 session: cleanup.session(),
+                from_long_lived_thread: awaiting,
             },
         )
         .map_err(LaunchError::io("starting the jail"))?;
@@ -543,7 +551,25 @@ impl Jail {
 
     /// Waits for the end and judges it: the self-check's verdict, the host-side check of the
     /// outside write, the result.
-    pub(crate) fn conclude(mut self) -> Result<RunResult, LaunchError> {
+    pub(crate) fn conclude(self) -> Result<RunResult, LaunchError> {
+        let (result, cleanup) = self.conclude_keeping();
+        drop(cleanup);
+        result
+    }
+
+    /// [`Jail::conclude`], handing back what was made on the host for the run instead of
+    /// removing it: the caller drops it when it suits (after the next jail joined it).
+    pub(crate) fn conclude_keeping(
+        mut self,
+    ) -> (
+        Result<RunResult, LaunchError>,
+        Option<crate::leftovers::Cleanup>,
+    ) {
+        let cleanup = std::mem::replace(&mut self.cleanup, crate::leftovers::Cleanup::new(None));
+        (self.judge(), Some(cleanup))
+    }
+
+    fn judge(mut self) -> Result<RunResult, LaunchError> {
         // A jail that never got its command is told there is none.
         drop(self.command.take());
         let supervised = self
@@ -614,7 +640,6 @@ impl Jail {
             self.warnings,
         );
         result.landlock = landlock;
-        drop(self.cleanup);
         Ok(result)
     }
 
@@ -758,6 +783,7 @@ fn run_unsandboxed(
             inherit_stdin: req.inherit_stdin,
             hold: Vec::new(),
             session: None,
+            from_long_lived_thread: false,
         },
     )
     .map_err(LaunchError::io(format!(

@@ -376,6 +376,7 @@ pub(crate) fn run_at(
             inherit_stdin: false,
             hold: prepared.hold,
             session: None,
+            from_long_lived_thread: false,
         },
     )
     .map_err(|e| format!("cannot start the probe {what}: {e}"))?;

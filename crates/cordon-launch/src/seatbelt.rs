@@ -311,6 +311,7 @@ fn probe_sandbox(backend: &SeatbeltBackend, binary: &Path) -> Result<String, Str
             inherit_stdin: false,
             hold: vec![status_write],
             session: None,
+            from_long_lived_thread: false,
         },
     )
     .map_err(|e| format!("cannot start {}: {e}", binary.display()))?;

@@ -59,6 +59,44 @@ pub struct Supervision {
     /// The session reaper the child is registered with while it runs (leftovers.rs), so a
     /// killed launcher's jail is ended.
     pub(crate) session: Option<&'static crate::leftovers::Session>,
+    /// Spawn from the process's long-lived spawner thread rather than the calling one: for a
+    /// child that outlives the call (a jail built ahead, warm.rs). Its parent-death signal is
+    /// tied to the *thread* that forked it, and a harness's worker thread may end first.
+    pub(crate) from_long_lived_thread: bool,
+}
+
+/// A spawn request: the command, and where its outcome goes.
+type SpawnRequest = (Command, mpsc::Sender<std::io::Result<Child>>);
+
+/// The thread that forks children which outlive the call that made them; it never ends.
+static SPAWNER: std::sync::OnceLock<std::sync::Mutex<mpsc::Sender<SpawnRequest>>> =
+    std::sync::OnceLock::new();
+
+/// Spawns `command` from [`SPAWNER`]'s thread (started on first use).
+fn spawn_from_long_lived_thread(command: Command) -> std::io::Result<Child> {
+    let sender = SPAWNER.get_or_init(|| {
+        let (tx, rx) = mpsc::channel::<SpawnRequest>();
+        let started = std::thread::Builder::new()
+            .name("cordon-spawner".into())
+            .spawn(move || {
+                for (mut command, reply) in rx {
+                    let _ = reply.send(command.spawn());
+                }
+            });
+        if started.is_err() {
+            // No thread: every request below finds the channel closed and says so.
+            drop(started);
+        }
+        std::sync::Mutex::new(tx)
+    });
+    let (reply, answer) = mpsc::channel();
+    let gone = || std::io::Error::other("cordon's spawner thread is gone");
+    sender
+        .lock()
+        .map_err(|_| gone())?
+        .send((command, reply))
+        .map_err(|_| gone())?;
+    answer.recv().map_err(|_| gone())?
 }
 
 /// The result of supervising one process.
@@ -142,7 +180,11 @@ pub(crate) fn spawn(mut command: Command, sup: Supervision) -> std::io::Result<R
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let start = Instant::now();
-    let spawned = command.spawn();
+    let spawned = if sup.from_long_lived_thread {
+        spawn_from_long_lived_thread(command)
+    } else {
+        command.spawn()
+    };
     drop(sup.hold);
     let mut child: Child = spawned?;
     let registered = sup.session.map(|s| {

@@ -164,6 +164,19 @@ fn a_prepared_session_builds_each_next_jail_ahead_and_each_holds() {
     assert_eq!(r.stdout.text, "a b||line\nbreak|");
     assert_eq!(r.stderr.text, "oops\n");
 
+    // A jail built ahead by a harness's worker thread outlives that thread (a child's
+    // parent-death signal follows the thread that forked it: cordon forks waiting jails from a
+    // thread of its own), and takes the next command from another thread.
+    std::thread::scope(|scope| {
+        let worker = scope.spawn(|| run(&launcher, &plan, &prep, &sh("echo worker"), &env));
+        assert_eq!(stdout(&worker.join().unwrap()), "worker\n");
+    });
+    assert!(prep.wait_for_waiting_jail(std::time::Duration::from_secs(10)));
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    assert_eq!(waiting_jails(), 1, "the waiting jail died with its thread");
+    let r = run(&launcher, &plan, &prep, &sh("echo main"), &env);
+    assert_eq!(stdout(&r), "main\n");
+
     // The clock starts when the jail is handed its command: a jail that waited longer than
     // the 1 s timeout still runs its command in full...
     std::thread::sleep(std::time::Duration::from_millis(1500));

@@ -220,12 +220,16 @@ pub fn run(root: &Path, opts: &Options) -> Result<(), LoadError> {
     let sink = runner::Sink::new(opts.runs, (opts.runs / 20).max(1));
     let started = Instant::now();
     runner::execute(&harness, &plan[..warmup], opts.jobs, &sink);
+    harness.discard_waiting_jails();
     let fds_warm = host::descriptors();
     let warm = host::memory(warmup);
     runner::execute(&harness, &plan[warmup..], opts.jobs, &sink);
     let wall = started.elapsed();
+    harness.discard_waiting_jails();
     let fds_end = host::descriptors();
     let end = host::memory(opts.runs);
+    // The sessions end before anything is looked for: what they built must be gone with them.
+    harness.end_sessions();
     let (mut outcomes, curve) = sink.into_parts();
     outcomes.sort_by_key(|o| o.index);
     for o in &outcomes {
@@ -428,5 +432,6 @@ fn harness(layout: &Layout, cli_pids: Vec<u32>) -> Harness {
         timing_out: policy(Some(1)),
         cli_pids: Mutex::new(cli_pids),
         output_cap: OUTPUT_CAP,
+        sessions: Mutex::default(),
     }
 }

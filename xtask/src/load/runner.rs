@@ -2,18 +2,19 @@
 //! [`Launcher`], the floor asked first as `cordon run` does) or through the CLI, whose launcher is
 //! then killed with SIGKILL.
 
+use std::collections::HashMap;
 use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use cordon_floor::{Floor, Verdict};
 use cordon_launch::supervise::Forward;
-use cordon_launch::{Launcher, RunRequest, RunResult, RunStatus};
+use cordon_launch::{Launcher, Preparation, RunRequest, RunResult, RunStatus};
 use cordon_policy::{Invocation, Plan, Policy, RealHost};
 
 use super::host::{self, KILLED_GRACE, Memory};
@@ -53,6 +54,47 @@ pub struct Harness {
     pub cli_pids: Mutex<Vec<u32>>,
     /// The output cap of both policies.
     pub output_cap: u64,
+    /// One prepared session per shared workspace (`Launcher::prepare`, made on first use):
+    /// library runs there go through `run_prepared`, so they claim the jail the session built
+    /// ahead (cordon-launch's warm.rs) when it fits, from many threads at once.
+    pub sessions: Mutex<HashMap<PathBuf, Arc<Preparation>>>,
+}
+
+impl Harness {
+    /// Kills every jail the sessions built ahead (a quiet moment's descriptors and memory must
+    /// not count them).
+    pub fn discard_waiting_jails(&self) {
+        if let Ok(sessions) = self.sessions.lock() {
+            for prep in sessions.values() {
+                prep.discard_waiting_jail();
+            }
+        }
+    }
+
+    /// Ends every session (and so its waiting jail).
+    pub fn end_sessions(&self) {
+        let ended: Vec<Arc<Preparation>> = match self.sessions.lock() {
+            Ok(mut sessions) => sessions.drain().map(|(_, p)| p).collect(),
+            Err(_) => Vec::new(),
+        };
+        drop(ended);
+    }
+
+    /// The session of the shared workspace `work`, prepared for `plan` on first use; `None`
+    /// for a workspace of its own (a jail waiting there would hold placeholders in it after the
+    /// run, which the per-run check forbids) or when the walk refuses.
+    fn session(&self, p: &Planned, work: &Path, plan: &Plan) -> Option<Arc<Preparation>> {
+        if matches!(p.workspace, Workspace::Own | Workspace::GitOwn) {
+            return None;
+        }
+        let mut sessions = self.sessions.lock().ok()?;
+        if let Some(prep) = sessions.get(work) {
+            return Some(Arc::clone(prep));
+        }
+        let prep = Arc::new(self.launcher.prepare(plan).ok()?);
+        sessions.insert(work.to_path_buf(), Arc::clone(&prep));
+        Some(prep)
+    }
 }
 
 /// How one run went.
@@ -263,13 +305,17 @@ fn run_library(h: &Harness, p: &Planned, work: &Path, o: &mut Outcome) -> Instan
             return Instant::now();
         }
     };
-    let result = h.launcher.run(&RunRequest {
+    let req = RunRequest {
         plan: &plan,
         argv: &argv,
         host_env: &h.host_env,
         forward: Forward::No,
         inherit_stdin: false,
-    });
+    };
+    let result = match h.session(p, work, &plan) {
+        Some(prep) => h.launcher.run_prepared(&req, &prep),
+        None => h.launcher.run(&req),
+    };
     let returned = Instant::now();
     o.latency = started.elapsed();
     match result {
