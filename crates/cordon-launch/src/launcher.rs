@@ -300,7 +300,11 @@ impl Launcher {
         // result. It joins the placeholders this run still holds (`held`, released after), so
         // they are not removed and made again for every command. A refusal is not kept; the
         // next command runs cold and meets it again.
-        if let Ok(Start::Jail(next)) = self.start(req, true) {
+        // Several threads sharing one session: a jail that fits may already wait (another
+        // thread's), and building a second one would only have one discarded.
+        if !prep.warm.holds_fitting(backend, req)
+            && let Ok(Start::Jail(next)) = self.start(req, true)
+        {
             prep.warm.put(backend, req, next);
         }
         drop(held);

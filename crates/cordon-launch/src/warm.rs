@@ -150,6 +150,18 @@ impl Slot {
         }
     }
 
+    /// Whether a jail built for `req` on `backend` is already waiting (a concurrent run left
+    /// one): then no other needs to be built.
+    pub(crate) fn holds_fitting(&self, backend: &'static str, req: &RunRequest<'_>) -> bool {
+        self.0
+            .lock()
+            .map(|slot| {
+                slot.as_ref()
+                    .is_some_and(|(key, _, jail)| key.fits(backend, req) && !jail.has_ended())
+            })
+            .unwrap_or(false)
+    }
+
     /// Keeps `jail`, just built for `req` on `backend`, for the next command, with what its
     /// build read of the workspace; a jail already waiting (from a concurrent run) is discarded.
     pub(crate) fn put(&self, backend: &'static str, req: &RunRequest<'_>, jail: Jail) {
