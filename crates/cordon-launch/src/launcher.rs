@@ -425,6 +425,9 @@ impl Launcher {
         )
         .err()
         .map(|why| format!("the process limit is not enforced for root: {why}"));
+        // Known to the session reaper before it exists (leftovers.rs): the self-check's path is
+        // in the jail's command line until the payload runs.
+        cleanup.mark_jail(check.outside.as_os_str().as_bytes());
         let running = supervise::spawn(
             prepared.command,
             Supervision {

@@ -76,6 +76,11 @@ enum Item {
     Tree(PathBuf),
     /// A jail's leader (and process group).
     Jail(i32),
+    /// A jail not yet spawned, known by bytes unique to its command line (the self-check's
+    /// path, with its nonce): registered *before* the spawn, it covers the moment between the
+    /// spawn and [`Item::Jail`], when an unprivileged bubblewrap has lost the parent-death
+    /// signal (its credentials changed) and has no `pids` group.
+    Marked(Vec<u8>),
 }
 
 /// [`Kind`] as the reaper's protocol spells it.
@@ -130,6 +135,7 @@ impl Item {
             Item::Cgroup(p) => format!("c {}", path(p)),
             Item::Tree(p) => format!("r {}", path(p)),
             Item::Jail(pid) => format!("j {pid}"),
+            Item::Marked(m) => format!("m {}", hex(m)),
         }
     }
 
@@ -144,6 +150,7 @@ impl Item {
             "c" => Item::Cgroup(path()?),
             "r" => Item::Tree(path()?),
             "j" => Item::Jail(arg.parse().ok().filter(|p| *p > 0)?),
+            "m" => Item::Marked(unhex(arg).filter(|m| !m.is_empty())?),
             _ => return None,
         })
     }
@@ -460,6 +467,7 @@ enum Held {
     Placeholder(Placeholder, Registered),
     Cgroup(Registered),
     Tree(Registered),
+    Marker(Registered),
 }
 
 /// Everything one run created on the host; removed (and unregistered) on drop.
@@ -505,6 +513,15 @@ impl Cleanup {
     pub(crate) fn tree(&mut self, tree: Tree) {
         self.items.push(Held::Tree(tree.into_registered()));
     }
+
+    /// Registers the jail about to be spawned by `marker`, bytes unique to its command line
+    /// ([`Item::Marked`]), until the run's end.
+    pub(crate) fn mark_jail(&mut self, marker: &[u8]) {
+        if !marker.is_empty() {
+            let item = Item::Marked(marker.to_vec());
+            self.items.push(Held::Marker(register(self.session, item)));
+        }
+    }
 }
 
 impl Drop for Cleanup {
@@ -522,6 +539,7 @@ impl Drop for Cleanup {
                         let _ = std::fs::remove_dir_all(dir);
                     }
                 }
+                Held::Marker(_registered) => {}
             }
         }
     }
@@ -584,16 +602,19 @@ fn reap(registry: BTreeMap<Item, Option<OwnedFd>>) {
     }
     // A jail whose launcher died between its spawn and its registration is not in the registry,
     // and bubblewrap arms its own parent-death signal only after it starts: for root, its
-    // `pids` group holds it, and everything in that group is the jail's.
+    // `pids` group holds it, and everything in that group is the jail's; for anyone, its
+    // processes carry its marker in their command line until the payload runs.
     for item in registry.keys() {
-        if let Item::Cgroup(dir) = item {
-            kill_group_tasks(dir, deadline);
+        match item {
+            Item::Cgroup(dir) => kill_group_tasks(dir, deadline),
+            Item::Marked(marker) => kill_marked(marker, deadline),
+            _ => {}
         }
     }
     let mut pending = Vec::new();
     for item in registry.into_keys() {
         match item {
-            Item::Jail(_) => {}
+            Item::Jail(_) | Item::Marked(_) => {}
             Item::Cgroup(dir) => remove_cgroup(&dir),
             Item::Tree(dir) => {
                 let _ = std::fs::remove_dir_all(dir);
@@ -630,6 +651,37 @@ fn reap(registry: BTreeMap<Item, Option<OwnedFd>>) {
             break;
         }
         pending = left;
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// Kills every process whose command line holds `marker` (and its process group), until none
+/// is left or `deadline` passes. Only this user's processes can be read and signalled, and the
+/// marker holds a nonce: nothing else matches.
+fn kill_marked(marker: &[u8], deadline: Instant) {
+    loop {
+        let mut found = false;
+        for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+            let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|n| n.parse::<i32>().ok())
+                .and_then(rustix::process::Pid::from_raw)
+            else {
+                continue;
+            };
+            let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+                continue;
+            };
+            if cmdline.windows(marker.len()).any(|w| w == marker) {
+                found = true;
+                let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+                let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+            }
+        }
+        if !found || Instant::now() >= deadline {
+            return;
+        }
         std::thread::sleep(Duration::from_millis(2));
     }
 }
@@ -706,6 +758,7 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
     use super::*;
+    use std::os::unix::process::ExitStatusExt;
 
     fn held(c: &mut Cleanup, p: &Path, kind: Kind) -> bool {
         c.placeholder(p, kind).unwrap()
@@ -804,6 +857,27 @@ mod tests {
     }
 
     #[test]
+    fn a_jail_known_only_by_its_marker_is_killed_when_the_launcher_is_gone() {
+        // As if a launcher died between the spawn and the jail's registration by pid: the
+        // reaper finds the jail by the marker registered before the spawn.
+        let marker = format!("cordon-test-marker-{}-{}", std::process::id(), line!());
+        let mut jail = std::process::Command::new("/bin/sh")
+            .args(["-c", "sleep 30", &marker])
+            .spawn()
+            .expect("sh");
+        let mut registry = BTreeMap::new();
+        registry.insert(Item::Marked(marker.into_bytes()), None);
+        let start = Instant::now();
+        reap(registry);
+        let status = jail.wait().expect("wait");
+        assert!(
+            status.signal() == Some(9),
+            "the marked process was not killed: {status:?}"
+        );
+        assert!(start.elapsed() < Duration::from_secs(2));
+    }
+
+    #[test]
     fn protocol_lines_round_trip() {
         for item in [
             Item::Placeholder(PathBuf::from("/w/.vscode"), KindTag::Dir),
@@ -813,11 +887,14 @@ mod tests {
             Item::Cgroup(PathBuf::from("/sys/fs/cgroup/pids/cordon-1")),
             Item::Tree(PathBuf::from("/tmp/cordon-tmp-1")),
             Item::Jail(42),
+            Item::Marked(b"/home/u/.cordon-selfcheck-7-ab\n".to_vec()),
         ] {
             assert_eq!(Item::parse(&item.line()), Some(item.clone()), "{item:?}");
             assert!(!item.line().contains('\n'));
         }
-        for bad in ["", "j", "j 0", "j -3", "x 00", "t 0", "t zz", "pd"] {
+        for bad in [
+            "", "j", "j 0", "j -3", "x 00", "t 0", "t zz", "pd", "m ", "m 0",
+        ] {
             assert_eq!(Item::parse(bad), None, "{bad:?}");
         }
     }
