@@ -15,6 +15,9 @@ pub enum Error {
     #[error("dist: {0}")]
     Dist(String),
 
+    #[error("ci: {0}")]
+    Ci(String),
+
     #[error("escape-suite: {0}")]
     Escape(String),
 

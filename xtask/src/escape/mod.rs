@@ -27,6 +27,8 @@
 
 mod backend;
 mod columns;
+
+pub use columns::ensure_user;
 mod creds;
 mod descriptors;
 mod env;
