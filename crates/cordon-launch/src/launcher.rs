@@ -76,7 +76,8 @@ pub struct RunResult {
     pub stdout: Stream,
     /// Standard error.
     pub stderr: Stream,
-    /// Wall-clock milliseconds from spawn to exit.
+    /// Wall-clock milliseconds from spawn to exit (for a jail built ahead of its command, from
+    /// the moment it was given the command).
     pub duration_ms: f64,
     /// The backend that enforced, if any.
     pub backend: Option<String>,

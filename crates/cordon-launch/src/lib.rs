@@ -9,6 +9,11 @@
 //! then supervise: a wall-clock timeout kills the whole tree, output is capped in memory, and the
 //! exit code, duration, backend, policy hash and recognised denials come back as a [`RunResult`].
 //!
+//! A harness that runs many commands prepares a session once ([`Launcher::prepare`]: the walk of
+//! the writable roots) and runs each command with [`Launcher::run_prepared`], which checks the
+//! roots in constant time and, on bubblewrap, builds each next jail while the caller works on the
+//! last result, so a command is handed to a jail that is already built and checked.
+//!
 //! The bubblewrap backend finds `bwrap` only in trusted root-owned locations ([`locate`]), passes
 //! every argument through a descriptor (`--args`), and hands the seccomp program over on another.
 //!

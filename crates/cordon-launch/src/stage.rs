@@ -115,7 +115,7 @@ pub fn probe_args(status_fd: i32, canary: &Path, nonce: &str, outside: &Path) ->
     ]
 }
 
-/// Runs the stage when `args` (the process arguments after argv[0]) start with [`STAGE_ARG`];
+/// Runs the stage when `args` (the process arguments after `argv[0]`) start with [`STAGE_ARG`];
 /// returns without doing anything otherwise. Call it first thing in `main`.
 pub fn run_if_stage(args: &[OsString]) {
     if args.first().map(OsString::as_os_str) != Some(OsStr::new(STAGE_ARG)) {

@@ -27,7 +27,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use cordon_policy::Plan;
+use cordon_policy::{Plan, SkipReason};
 
 use crate::launcher::{Jail, RunRequest};
 use crate::supervise::Forward;
@@ -78,7 +78,12 @@ impl Seen {
             .protected
             .iter()
             .map(|p| (p.path.as_path(), Some(p.root.as_path())))
-            .chain(plan.skipped.iter().map(|s| (s.path.as_path(), None)));
+            .chain(
+                plan.skipped
+                    .iter()
+                    .filter(|s| s.reason == SkipReason::ProtectedMissing)
+                    .map(|s| (s.path.as_path(), None)),
+            );
         for (path, root) in guarded {
             paths.push(path.to_path_buf());
             // The directories between the path and its root (pinned, or where a placeholder
