@@ -68,6 +68,7 @@ pub fn gate_run(
             "rule": rule.id(),
             "warnings": [],
             "env_dropped": {},
+            "landlock": null,
         });
         serde_json::to_writer(&mut *out, &result)?;
         writeln!(out)?;

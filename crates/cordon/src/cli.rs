@@ -21,6 +21,9 @@ pub enum Command {
     Run(RunArgs),
     /// Report the backend, its probe, the filter version, user namespaces, limits and counts.
     Doctor(DoctorArgs),
+    /// Run many commands in one session: one JSON argument array per line on stdin, one JSON
+    /// result per line on stdout (schema in docs/cli.md), each in a jail of its own.
+    Serve(ServeArgs),
     /// Print what `run` would use (bubblewrap's arguments, or the Seatbelt profile and
     /// sandbox-exec's arguments with `--platform macos`); run nothing.
     Explain(ExplainArgs),
@@ -106,9 +109,9 @@ pub enum NetworkArg {
     Allow,
 }
 
-/// Options shared by `run` and `explain`.
+/// The jail's options, shared by `run`, `explain` and `serve`.
 #[derive(Debug, Args)]
-pub struct RunOptions {
+pub struct JailOptions {
     /// Profile (default: the global file's, else `shell`).
     #[arg(long, value_parser = profile_names().try_map(|n: String| parse_profile(&n)))]
     pub profile: Option<cordon_policy::Profile>,
@@ -134,9 +137,25 @@ pub struct RunOptions {
     /// Wall-clock timeout in seconds.
     #[arg(long, value_name = "SECS")]
     pub timeout: Option<u64>,
+}
+
+/// Options shared by `run` and `explain`: the jail's, and the command.
+#[derive(Debug, Args)]
+pub struct RunOptions {
+    /// How the jail is made.
+    #[command(flatten)]
+    pub jail: JailOptions,
     /// The program and its arguments.
     #[arg(last = true, required = true, value_name = "PROGRAM")]
     pub command: Vec<std::ffi::OsString>,
+}
+
+/// Options of `cordon serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// How every command's jail is made.
+    #[command(flatten)]
+    pub jail: JailOptions,
 }
 
 /// Options of `cordon run`.

@@ -15,6 +15,9 @@ pub enum CliError {
     /// The current directory could not be read.
     #[error("cannot determine the current directory: {0}")]
     CurrentDir(std::io::Error),
+    /// Reading `serve`'s requests failed.
+    #[error("cannot read the requests: {0}")]
+    Input(std::io::Error),
     /// Writing the output failed.
     #[error("cannot write output: {0}")]
     Output(#[from] std::io::Error),

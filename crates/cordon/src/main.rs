@@ -10,6 +10,7 @@ mod error;
 mod exit;
 mod policy_show;
 mod run;
+mod serve;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -40,6 +41,7 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Run(args) => run::run(args, &mut out),
         Command::Explain(args) => run::explain(args, &mut out).map(|()| 0),
+        Command::Serve(args) => serve::run(args, &mut std::io::stdin().lock(), &mut out),
         Command::Doctor(args) => {
             doctor::run(args, &mut out).map(|ok| if ok { 0 } else { exit::REFUSED })
         }

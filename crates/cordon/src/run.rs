@@ -9,12 +9,12 @@ use cordon_launch::{Launcher, RunRequest, RunStatus, SeatbeltBackend, SeatbeltCo
 use cordon_policy::config::Overrides;
 use cordon_policy::{Network, Plan, PolicyError};
 
-use crate::cli::{ExplainArgs, NetworkArg, PlatformArg, RunArgs, RunOptions};
+use crate::cli::{ExplainArgs, JailOptions, NetworkArg, PlatformArg, RunArgs};
 use crate::context::Context;
 use crate::error::CliError;
 
 /// The plan for these options, and the context it was made in.
-pub fn plan_for(options: &RunOptions) -> Result<(Context, Plan), CliError> {
+pub fn plan_for(options: &JailOptions) -> Result<(Context, Plan), CliError> {
     let ctx = Context::from_process(options.cwd.as_deref())?;
     let mut overrides = Overrides {
         profile: options.profile,
@@ -46,7 +46,7 @@ pub fn plan_for(options: &RunOptions) -> Result<(Context, Plan), CliError> {
     Ok((ctx, plan))
 }
 
-fn launcher(ctx: &Context, options: &RunOptions) -> Result<Launcher, CliError> {
+pub fn launcher(ctx: &Context, options: &JailOptions) -> Result<Launcher, CliError> {
     let exe = std::env::current_exe().map_err(CliError::CurrentDir)?;
     let xdg_cache_home = std::env::var_os("XDG_CACHE_HOME");
     if SeatbeltBackend::is_platform_backend() {
@@ -58,7 +58,7 @@ fn launcher(ctx: &Context, options: &RunOptions) -> Result<Launcher, CliError> {
 
 fn linux_launcher(
     ctx: &Context,
-    options: &RunOptions,
+    options: &JailOptions,
     exe: PathBuf,
     xdg_cache_home: Option<OsString>,
 ) -> Launcher {
@@ -78,8 +78,8 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<u8, CliError> {
     if let Some(code) = crate::check::gate_run(&args.options.command, args.json, out)? {
         return Ok(code);
     }
-    let (ctx, plan) = plan_for(&args.options)?;
-    let launcher = launcher(&ctx, &args.options)?;
+    let (ctx, plan) = plan_for(&args.options.jail)?;
+    let launcher = launcher(&ctx, &args.options.jail)?;
     let host_env = cordon_env::host_snapshot();
     let result = launcher.run(&RunRequest {
         plan: &plan,
@@ -123,7 +123,7 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<u8, CliError> {
 /// Runs `cordon explain`: prints the argument list, one per line, explicit values hidden; for
 /// `--platform macos`, the Seatbelt profile first.
 pub fn explain(args: &ExplainArgs, out: &mut dyn Write) -> Result<(), CliError> {
-    let (ctx, plan) = plan_for(&args.options)?;
+    let (ctx, plan) = plan_for(&args.options.jail)?;
     let host_env = cordon_env::host_snapshot();
     let exe = std::env::current_exe().map_err(CliError::CurrentDir)?;
     if let PlatformArg::Macos = args.platform {
@@ -145,7 +145,12 @@ pub fn explain(args: &ExplainArgs, out: &mut dyn Write) -> Result<(), CliError> 
         }
         return Ok(());
     }
-    let launcher = linux_launcher(&ctx, &args.options, exe, std::env::var_os("XDG_CACHE_HOME"));
+    let launcher = linux_launcher(
+        &ctx,
+        &args.options.jail,
+        exe,
+        std::env::var_os("XDG_CACHE_HOME"),
+    );
     let list = launcher.explain(&plan, &args.options.command, &host_env)?;
     let mut hide_next = false;
     let mut after_setenv = 0u8;

@@ -20,8 +20,9 @@ pub const SEED: &str = "bwrap (seed flags)";
 pub const SAME: &str = "bwrap (same isolation)";
 pub const CLI: &str = "cordon run (CLI)";
 pub const CLI_DYNAMIC: &str = "cordon run (CLI, dynamically linked build)";
+pub const SERVE: &str = "cordon serve (CLI session, one request line)";
 /// How many launch cases each round runs.
-pub const CASES: usize = 11;
+pub const CASES: usize = 12;
 pub const LIBRARY: &str = "Launcher::run_prepared (library, in process)";
 pub const LIBRARY_BACK_TO_BACK: &str = "Launcher::run_prepared, back to back (no pause)";
 pub const LIBRARY_COLD: &str = "Launcher::run (library, a jail built per command)";
@@ -34,7 +35,27 @@ pub const LIBRARY_LARGE: &str = "Launcher::run_prepared, 100,000-file workspace"
 enum Runner {
     Process(Command),
     Library(Box<Library>),
+    Serve(Box<Serve>),
 }
+
+/// A `cordon serve` session: requests on its stdin, answers on its stdout.
+struct Serve {
+    child: std::process::Child,
+    to: std::process::ChildStdin,
+    from: std::io::BufReader<std::process::ChildStdout>,
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        // End of input ends the session.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The pause after each `cordon serve` request, untimed: its next jail is built in it (as in an
+/// agent's pause), and so overlaps no other row.
+const SERVE_PAUSE: Duration = Duration::from_millis(20);
 
 /// How a library case calls the launcher.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,6 +108,24 @@ impl Case {
                 if !status.success() {
                     return Err(Error::Bench(format!("{} failed: {status}", self.name)));
                 }
+                Ok(took)
+            }
+            Runner::Serve(serve) => {
+                use std::io::{BufRead, Write};
+                let start = Instant::now();
+                let mut answer = String::new();
+                writeln!(serve.to, r#"["/bin/true"]"#)
+                    .and_then(|()| serve.to.flush())
+                    .and_then(|()| serve.from.read_line(&mut answer))
+                    .map_err(|e| Error::Bench(format!("{}: {e}", self.name)))?;
+                let took = start.elapsed();
+                if !answer.contains(r#""exit_code":0"#) {
+                    return Err(Error::Bench(format!(
+                        "{} did not run /bin/true: {answer}",
+                        self.name
+                    )));
+                }
+                std::thread::sleep(SERVE_PAUSE);
                 Ok(took)
             }
             Runner::Library(lib) => {
@@ -251,6 +290,7 @@ pub fn run(p: &Places<'_>, runs: usize) -> Result<Vec<(&'static str, Duration)>,
         Case::process(SAME, same, p.empty),
         cli(p.empty, CLI),
         cli_of(p.dynamic, p.empty, CLI_DYNAMIC),
+        serve(p.cordon, p.empty)?,
         library(p, p.empty, LIBRARY, Mode::Warm)?,
         library(p, p.empty, LIBRARY_BACK_TO_BACK, Mode::BackToBack)?,
         library(p, p.empty, LIBRARY_COLD, Mode::Cold)?,
@@ -298,6 +338,33 @@ fn same_isolation_options(explain: &str) -> Result<Vec<String>, Error> {
         }
     }
     Ok(options)
+}
+
+/// A `cordon serve` session in `dir`, proven to answer before timing.
+fn serve(cordon: &Path, dir: &Path) -> Result<Case, Error> {
+    let fail = |e: std::io::Error| Error::Bench(format!("{SERVE}: {e}"));
+    let mut child = Command::new(cordon)
+        .arg("serve")
+        .current_dir(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(fail)?;
+    let (Some(to), Some(from)) = (child.stdin.take(), child.stdout.take()) else {
+        return Err(Error::Bench(format!("{SERVE}: no pipes")));
+    };
+    let mut case = Case {
+        name: SERVE,
+        runner: Runner::Serve(Box::new(Serve {
+            child,
+            to,
+            from: std::io::BufReader::new(from),
+        })),
+        samples: Vec::new(),
+    };
+    case.once()?;
+    Ok(case)
 }
 
 /// A library case: one `Launcher`, one plan and one preparation (the session's walk of `dir`),

@@ -284,7 +284,10 @@ impl Report {
                  `cargo xtask dist` builds (statically linked: a command executes it up to three \
                  times, as the CLI, the session reaper and the in-jail stage) with a warm probe \
                  cache, as every run after the first; the dynamically linked `cargo build \
-                 --release` binary has a row of its own. The library rows run in this process \
+                 --release` binary has a row of its own. `cordon serve` is one session of that \
+                 binary started before timing: each sample writes one request line \
+                 (`[\"/bin/true\"]`) and reads its answer, then pauses 20 ms untimed, in which \
+                 the session builds its next jail. The library rows run in this process \
                  (built in release mode) with that static binary as the stage, as a harness \
                  would: one `Launcher`, a plan resolved once, the session prepared once \
                  (`Launcher::prepare`, the walk). `Launcher::run_prepared (library)` is a command \

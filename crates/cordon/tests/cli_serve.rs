@@ -1,0 +1,175 @@
+//! `cordon serve` end to end: one session, many commands, each in a jail of its own built ahead
+//! of it; the answers are `cordon run --json`'s objects, one per line, in order; bad lines get an
+//! error object and the session goes on; end of input ends the session and leaves nothing.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests fail by panicking
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// This process's child `pid`'s own children that are bubblewrap.
+fn bwrap_children_of(pid: u32) -> usize {
+    let pid = pid.to_string();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter(|e| {
+            let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+                return false;
+            };
+            let Some((comm, rest)) = stat.rsplit_once(") ") else {
+                return false;
+            };
+            comm.ends_with("(bwrap") && rest.split(' ').nth(1) == Some(pid.as_str())
+        })
+        .count()
+}
+
+fn listing(dir: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = walk(dir)
+        .into_iter()
+        .map(|p| p.strip_prefix(dir).unwrap().to_path_buf())
+        .collect();
+    out.sort();
+    out
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        out.push(e.path());
+        if e.file_type().unwrap().is_dir() {
+            out.extend(walk(&e.path()));
+        }
+    }
+    out
+}
+
+#[test]
+fn one_session_answers_each_line_in_order_and_leaves_nothing() {
+    assert!(
+        Path::new("/usr/bin/bwrap").exists(),
+        "bubblewrap is not installed at /usr/bin/bwrap: this test needs it (cargo xtask ci installs it)"
+    );
+    // A home outside /tmp (the jail's /tmp is private), with a credential to mask.
+    let parent = match Path::new(env!("CARGO_TARGET_TMPDIR")) {
+        p if p.starts_with("/tmp") => PathBuf::from("/var/lib/cordon-test-serve"),
+        p => p.to_path_buf(),
+    };
+    std::fs::create_dir_all(&parent).unwrap();
+    let home = tempfile::tempdir_in(&parent).unwrap();
+    let work = home.path().join("proj");
+    std::fs::create_dir_all(home.path().join(".ssh")).unwrap();
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::write(home.path().join(".ssh/id_test"), "SENTINEL-PRIVATE-KEY").unwrap();
+    let before = listing(&work);
+
+    let mut serve = Command::new(env!("CARGO_BIN_EXE_cordon"))
+        .args(["serve", "--timeout", "5"])
+        .current_dir(&work)
+        .env_clear()
+        .env("HOME", home.path())
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut to = serve.stdin.take().unwrap();
+    let mut from = BufReader::new(serve.stdout.take().unwrap());
+    let mut ask = |line: &str| -> serde_json::Value {
+        writeln!(to, "{line}").unwrap();
+        to.flush().unwrap();
+        let mut answer = String::new();
+        from.read_line(&mut answer).unwrap();
+        serde_json::from_str(&answer).unwrap_or_else(|e| panic!("{e}: {answer:?}"))
+    };
+
+    let first = ask(r#"["sh", "-c", "echo one > made && cat made"]"#);
+    assert_eq!(first["status"], "exited", "{first}");
+    assert_eq!(first["stdout"]["text"], "one\n");
+    assert_eq!(
+        first["landlock"].as_str().map(|l| l.starts_with("ABI")),
+        Some(true)
+    );
+    // The next jail is built ahead, by the serve process.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while bwrap_children_of(serve.id()) != 1 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no jail was built ahead"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+
+    // Each command in its own jail that holds: credentials masked, the home read-only, a
+    // private /tmp; arguments arrive as sent.
+    for _ in 0..3 {
+        let r = ask(
+            r#"["sh", "-c", "cat ~/.ssh/id_test 2>/dev/null || echo masked; (echo x > ~/planted) 2>/dev/null || echo refused; ls /tmp; touch /tmp/mine; printf '%s|' \"$@\"", "sh", "a b", ""]"#,
+        );
+        assert_eq!(r["stdout"]["text"], "masked\nrefused\na b||", "{r}");
+        assert_eq!(r["exit_code"], 0);
+    }
+    assert!(!home.path().join("planted").exists());
+
+    // Bad lines are answered and the session goes on; the floor still judges every command.
+    let bad = ask("not json");
+    assert_eq!(bad["exit_code"], 125, "{bad}");
+    assert!(
+        bad["error"]
+            .as_str()
+            .unwrap()
+            .contains("JSON array of strings"),
+        "{bad}"
+    );
+    let empty = ask("[]");
+    assert_eq!(empty["exit_code"], 125, "{empty}");
+    let refused = ask(r#"["rm", "-rf", "/"]"#);
+    assert_eq!(refused["status"], "refused", "{refused}");
+    assert_eq!(refused["rule"], "recursive-delete", "{refused}");
+    let code = ask(r#"["sh", "-c", "echo err >&2; exit 3"]"#);
+    assert_eq!(code["exit_code"], 3, "{code}");
+    assert_eq!(code["stderr"]["text"], "err\n");
+    let timeout = ask(r#"["sleep", "30"]"#);
+    assert_eq!(timeout["status"], "timeout", "{timeout}");
+
+    // End of input ends the session: exit 0, the jail built ahead gone, the workspace as before
+    // (but for what the commands made).
+    drop(to);
+    let status = serve.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut from, &mut rest).unwrap();
+    assert_eq!(rest, "", "serve wrote more than one line per request");
+    let mut expected = before;
+    expected.push(PathBuf::from("made"));
+    expected.sort();
+    assert_eq!(listing(&work), expected);
+}
+
+#[test]
+fn a_workspace_the_walk_refuses_refuses_the_session() {
+    let home = tempfile::tempdir().unwrap();
+    let work = home.path().join("proj");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::write(home.path().join("outside"), "host file\n").unwrap();
+    std::fs::hard_link(home.path().join("outside"), work.join("linked")).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_cordon"))
+        .arg("serve")
+        .current_dir(&work)
+        .env_clear()
+        .env("HOME", home.path())
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .stdin(Stdio::piped())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(126), "{out:?}");
+    assert!(out.stdout.is_empty(), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("outside-hard-link") && stderr.contains("linked"),
+        "{stderr}"
+    );
+}
