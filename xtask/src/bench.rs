@@ -129,8 +129,13 @@ fn measure(cordon: &Path, dynamic: &Path, base: &Path, opts: &Options) -> Result
     let files = make_dir(&base.join("files"))?;
     let empty = make_dir(&base.join("empty"))?;
     let large = make_dir(&base.join("large"))?;
+    let sessions = make_dir(&base.join("sessions"))?;
     println!("building the 100,000-file workspace in {}", large.display());
     let tree_text = tree::build(&large)?;
+    // The same again for the library's session: a session's jails hold placeholders in its
+    // workspace, which the CLI's runs there would otherwise find made already.
+    let large_session = make_dir(&base.join("large-session"))?;
+    tree::build(&large_session)?;
     println!(
         "{} (built in {:.1} s)",
         tree_text.description,
@@ -147,7 +152,9 @@ fn measure(cordon: &Path, dynamic: &Path, base: &Path, opts: &Options) -> Result
         dynamic,
         empty: &empty,
         large: &large,
+        large_session: &large_session,
         files: &files,
+        sessions: &sessions,
     };
     let launches = launch::run(&places, opts.runs)?;
     let get = |name: &str| {

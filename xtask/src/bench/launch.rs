@@ -203,8 +203,14 @@ pub struct Places<'a> {
     pub empty: &'a Path,
     /// The 100,000-file workspace.
     pub large: &'a Path,
+    /// The same tree again, for the library's session (its placeholders stay while it lives).
+    pub large_session: &'a Path,
     /// A directory for the descriptor files (outside both workspaces).
     pub files: &'a Path,
+    /// Where each session case (library, `cordon serve`) gets an empty workspace of its own, as
+    /// a harness's session has: another session's placeholders in the same workspace would
+    /// change what its jails find there.
+    pub sessions: &'a Path,
 }
 
 /// Times every launch case over `runs` rounds (after 10 warm-up rounds); medians by name.
@@ -290,13 +296,18 @@ pub fn run(p: &Places<'_>, runs: usize) -> Result<Vec<(&'static str, Duration)>,
         Case::process(SAME, same, p.empty),
         cli(p.empty, CLI),
         cli_of(p.dynamic, p.empty, CLI_DYNAMIC),
-        serve(p.cordon, p.empty)?,
-        library(p, p.empty, LIBRARY, Mode::Warm)?,
-        library(p, p.empty, LIBRARY_BACK_TO_BACK, Mode::BackToBack)?,
-        library(p, p.empty, LIBRARY_COLD, Mode::Cold)?,
+        serve(p.cordon, &own_workspace(p, "serve")?)?,
+        library(p, &own_workspace(p, "warm")?, LIBRARY, Mode::Warm)?,
+        library(
+            p,
+            &own_workspace(p, "back-to-back")?,
+            LIBRARY_BACK_TO_BACK,
+            Mode::BackToBack,
+        )?,
+        library(p, &own_workspace(p, "cold")?, LIBRARY_COLD, Mode::Cold)?,
         Case::process(EXPLAIN, explain_cmd, p.empty),
         cli(p.large, CLI_LARGE),
-        library(p, p.large, LIBRARY_LARGE, Mode::Warm)?,
+        library(p, p.large_session, LIBRARY_LARGE, Mode::Warm)?,
     ];
     for round in 0..runs + 10 {
         for case in &mut cases {
@@ -338,6 +349,11 @@ fn same_isolation_options(explain: &str) -> Result<Vec<String>, Error> {
         }
     }
     Ok(options)
+}
+
+/// An empty workspace of its own for the session case `name`.
+fn own_workspace(p: &Places<'_>, name: &str) -> Result<PathBuf, Error> {
+    super::make_dir(&p.sessions.join(name))
 }
 
 /// A `cordon serve` session in `dir`, proven to answer before timing.

@@ -306,8 +306,11 @@ impl Report {
                 "**Flat in repository size.** `cordon run -- /bin/true` and `run_prepared` with \
                  the workspace empty and with a workspace of {tree}, in the same interleaved \
                  rounds as the launch rows (each prepared session walked its own workspace once, \
-                 before timing). Nothing per command may walk the tree, so each ratio must stay \
-                 at most 1.10.",
+                 before timing). Every session case has a workspace of its own (an empty one \
+                 each, and a second copy of the tree for the library), as a harness's session \
+                 has: its jails keep the protected paths' placeholders in it, which a `cordon \
+                 run` in the same workspace would find made already. Nothing per command may \
+                 walk the tree, so each ratio must stay at most 1.10.",
                 tree = self.tree
             ),
             format!(
