@@ -659,6 +659,9 @@ fn reap(registry: BTreeMap<Item, Option<OwnedFd>>) {
 /// is left or `deadline` passes. Only this user's processes can be read and signalled, and the
 /// marker holds a nonce: nothing else matches.
 fn kill_marked(marker: &[u8], deadline: Instant) {
+    // A process in the middle of `exec` shows an empty command line for a moment: two scans in
+    // a row must find nothing.
+    let mut empty_scans = 0;
     loop {
         let mut found = false;
         for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
@@ -679,7 +682,8 @@ fn kill_marked(marker: &[u8], deadline: Instant) {
                 let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
             }
         }
-        if !found || Instant::now() >= deadline {
+        empty_scans = if found { 0 } else { empty_scans + 1 };
+        if empty_scans >= 2 || Instant::now() >= deadline {
             return;
         }
         std::thread::sleep(Duration::from_millis(2));
@@ -758,7 +762,7 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
     use super::*;
-    use std::os::unix::process::ExitStatusExt;
+    use std::os::unix::process::{CommandExt, ExitStatusExt};
 
     fn held(c: &mut Cleanup, p: &Path, kind: Kind) -> bool {
         c.placeholder(p, kind).unwrap()
@@ -861,10 +865,24 @@ mod tests {
         // As if a launcher died between the spawn and the jail's registration by pid: the
         // reaper finds the jail by the marker registered before the spawn.
         let marker = format!("cordon-test-marker-{}-{}", std::process::id(), line!());
+        // `sleep 30; :` keeps the shell (and its argv, the marker as `$0`) alive: a shell may
+        // `exec` a lone last command. Its own process group, as a jail's bubblewrap has.
         let mut jail = std::process::Command::new("/bin/sh")
-            .args(["-c", "sleep 30", &marker])
+            .args(["-c", "sleep 30; :", &marker])
+            .process_group(0)
             .spawn()
             .expect("sh");
+        // A running jail: its command line is in place (right after `exec` it may read empty).
+        let cmdline = format!("/proc/{}/cmdline", jail.id());
+        let shown = Instant::now();
+        while !std::fs::read(&cmdline).is_ok_and(|c| c.ends_with(format!("{marker}\0").as_bytes()))
+        {
+            assert!(
+                shown.elapsed() < Duration::from_secs(5),
+                "the marker never showed"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
         let mut registry = BTreeMap::new();
         registry.insert(Item::Marked(marker.into_bytes()), None);
         let start = Instant::now();
