@@ -96,6 +96,9 @@ pub struct RunResult {
     /// Landlock's part: `backend` when it is the backend, the ABI of the second wall the stage
     /// applied inside bubblewrap (`ABI 7`), or why it was unavailable; `null` otherwise.
     pub landlock: Option<String>,
+    /// True when the command was handed to a jail built ahead of it (a prepared session,
+    /// warm.rs); false for a jail built for it while the caller waited, or none.
+    pub built_ahead: bool,
 }
 
 /// Composes backends and supervision.
@@ -284,7 +287,14 @@ impl Launcher {
         };
         let (result, held) = match prep.warm.take_fitting(backend, req) {
             Some(mut jail) => match jail.command(req.argv) {
-                Ok(()) => jail.conclude_keeping(),
+                Ok(()) => {
+                    let (result, held) = jail.conclude_keeping();
+                    let result = result.map(|mut r| {
+                        r.built_ahead = r.status != RunStatus::Refused;
+                        r
+                    });
+                    (result, held)
+                }
                 Err(e) => {
                     jail.discard();
                     (Err(e), None)
@@ -734,6 +744,7 @@ fn finish(
         warnings,
         env_dropped,
         landlock: None,
+        built_ahead: false,
     }
 }
 
@@ -761,6 +772,7 @@ fn refused(reason: String, policy_hash: String, env_dropped: BTreeMap<String, us
         warnings: Vec::new(),
         env_dropped,
         landlock: None,
+        built_ahead: false,
     }
 }
 

@@ -69,6 +69,7 @@ pub fn gate_run(
             "warnings": [],
             "env_dropped": {},
             "landlock": null,
+            "built_ahead": false,
         });
         serde_json::to_writer(&mut *out, &result)?;
         writeln!(out)?;

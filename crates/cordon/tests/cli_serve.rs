@@ -89,6 +89,7 @@ fn one_session_answers_each_line_in_order_and_leaves_nothing() {
     let first = ask(r#"["sh", "-c", "echo one > made && cat made"]"#);
     assert_eq!(first["status"], "exited", "{first}");
     assert_eq!(first["stdout"]["text"], "one\n");
+    assert_eq!(first["built_ahead"], false, "{first}");
     assert_eq!(
         first["landlock"].as_str().map(|l| l.starts_with("ABI")),
         Some(true)
@@ -110,6 +111,7 @@ fn one_session_answers_each_line_in_order_and_leaves_nothing() {
             r#"["sh", "-c", "cat ~/.ssh/id_test 2>/dev/null || echo masked; (echo x > ~/planted) 2>/dev/null || echo refused; ls /tmp; touch /tmp/mine; printf '%s|' \"$@\"", "sh", "a b", ""]"#,
         );
         assert_eq!(r["stdout"]["text"], "masked\nrefused\na b||", "{r}");
+        assert_eq!(r["built_ahead"], true, "{r}");
         assert_eq!(r["exit_code"], 0);
     }
     assert!(!home.path().join("planted").exists());

@@ -126,6 +126,7 @@ fn a_prepared_session_builds_each_next_jail_ahead_and_each_holds() {
                  echo x > $HOME/planted 2>/dev/null && echo planted; ls /tmp";
     let first = run(&launcher, &plan, &prep, &sh(probe), &env);
     assert_eq!(stdout(&first), "C.UTF-8\nmine\n", "{first:?}");
+    assert!(!first.built_ahead, "{first:?}");
     assert_eq!(waiting_jails(), 1, "no jail was built ahead");
     assert!(prep.wait_for_waiting_jail(std::time::Duration::from_secs(10)));
 
@@ -135,6 +136,7 @@ fn a_prepared_session_builds_each_next_jail_ahead_and_each_holds() {
         let r = run(&launcher, &plan, &prep, &sh(probe), &env);
         assert_eq!(stdout(&r), "C.UTF-8\nmine\n", "{r:?}");
         assert_eq!(r.backend.as_deref(), Some("bubblewrap"), "{r:?}");
+        assert!(r.built_ahead, "{r:?}");
         assert!(
             r.landlock.as_deref().unwrap_or("").starts_with("ABI"),
             "{r:?}"

@@ -1,6 +1,8 @@
 //! The columns: who runs cordon (root, or an unprivileged user the suite creates) × the jail
 //! (host: the `shell` profile under bubblewrap; minimal: the `document-parser` profile under
-//! bubblewrap; landlock: the `shell` profile under the Landlock backend). Every column names its
+//! bubblewrap; landlock: the `shell` profile under the Landlock backend; serve: the `shell`
+//! profile under bubblewrap, each attack sent to `cordon serve` as the session's second command,
+//! so that it runs in a jail built ahead of it). Every column names its
 //! backend with `--backend`, so a broken bubblewrap can never fall back to Landlock unnoticed.
 
 use std::process::Command;
@@ -28,6 +30,9 @@ pub enum Posture {
 pub enum Jail {
     Bwrap,
     Landlock,
+    /// bubblewrap through `cordon serve`: the attack is the session's second request, handed to
+    /// the jail the session built while idle (cordon-launch's warm.rs).
+    Served,
 }
 
 /// One column of the matrix.
@@ -39,13 +44,14 @@ pub struct Column {
 }
 
 impl Column {
-    pub const ALL: [Column; 6] = [
+    pub const ALL: [Column; 7] = [
         Column::new(Who::Root, Posture::Host, Jail::Bwrap),
         Column::new(Who::Root, Posture::Minimal, Jail::Bwrap),
         Column::new(Who::User, Posture::Host, Jail::Bwrap),
         Column::new(Who::User, Posture::Minimal, Jail::Bwrap),
         Column::new(Who::Root, Posture::Host, Jail::Landlock),
         Column::new(Who::User, Posture::Host, Jail::Landlock),
+        Column::new(Who::Root, Posture::Host, Jail::Served),
     ];
 
     const fn new(who: Who, posture: Posture, jail: Jail) -> Column {
@@ -61,10 +67,16 @@ impl Column {
             },
             match (self.jail, self.posture) {
                 (Jail::Landlock, _) => "landlock",
+                (Jail::Served, _) => "serve",
                 (Jail::Bwrap, Posture::Host) => "host",
                 (Jail::Bwrap, Posture::Minimal) => "minimal",
             }
         )
+    }
+
+    /// Whether this column sends its attacks through `cordon serve`.
+    pub fn served(self) -> bool {
+        self.jail == Jail::Served
     }
 
     /// Whether this column runs the Landlock backend.
@@ -75,7 +87,7 @@ impl Column {
     /// The `cordon run` options that select the backend.
     pub fn backend_args(self) -> &'static [&'static str] {
         match self.jail {
-            Jail::Bwrap => &["--backend", "bwrap"],
+            Jail::Bwrap | Jail::Served => &["--backend", "bwrap"],
             Jail::Landlock => &["--backend", "landlock"],
         }
     }
@@ -203,7 +215,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn six_columns_with_unique_names_that_parse_back() {
+    fn seven_columns_with_unique_names_that_parse_back() {
         let names: Vec<String> = Column::ALL.iter().map(|c| c.name()).collect();
         assert_eq!(
             names,
@@ -213,7 +225,8 @@ mod tests {
                 "user/host",
                 "user/minimal",
                 "root/landlock",
-                "user/landlock"
+                "user/landlock",
+                "root/serve"
             ]
         );
         for c in Column::ALL {

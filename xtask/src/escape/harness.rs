@@ -376,6 +376,41 @@ impl<'a> Ctx<'a> {
     }
 }
 
+/// Runs argv[3:] (`cordon serve …`), sends it a first request (`/bin/true`), waits 100 ms for
+/// the session to build its next jail, then sends argv[1] (the payload as a JSON array) and
+/// prints that answer, exiting with its `exit_code` as `cordon run --json` would.
+const SERVE_DRIVER: &str = r#"
+import json, subprocess, sys, time
+serve = subprocess.Popen(sys.argv[2:], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+def ask(line):
+    serve.stdin.write(line.encode() + b"\n")
+    serve.stdin.flush()
+    return serve.stdout.readline()
+try:
+    first = ask('["/bin/true"]')
+except OSError:
+    first = b""
+if not first:
+    # serve refused the session (bad options, a workspace the walk refuses): its exit code and
+    # its stderr are the answer, as `cordon run`'s would be.
+    sys.exit(serve.wait())
+time.sleep(0.1)
+answer = ask(sys.argv[1])
+serve.stdin.close()
+serve.wait()
+sys.stdout.buffer.write(answer)
+sys.stdout.flush()
+try:
+    code = json.loads(answer).get("exit_code", 125)
+except ValueError:
+    code = 125
+sys.exit(code if isinstance(code, int) and 0 <= code < 256 else 125)
+"#;
+
+/// Commands of a `serve` column that ran, but not in a jail built ahead of them (the column
+/// would then prove nothing about such jails): `mod.rs` fails the suite when this is not zero.
+pub static SERVED_COLD: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
 /// A `cordon` invocation being put together.
 #[derive(Debug)]
 pub struct Run<'c, 'a> {
@@ -468,14 +503,53 @@ impl<'c, 'a> Run<'c, 'a> {
         self
     }
 
-    /// The command, ready to spawn.
+    /// The command, ready to spawn: `cordon run --json`.
     pub fn command(&self) -> Command {
+        self.command_as(None)
+    }
+
+    /// In a `serve` column, what [`Run::run`] starts: the payload as the second request of a
+    /// `cordon serve` session ([`SERVE_DRIVER`]), when it can be one (no stdin to feed, no
+    /// descriptor to inherit, arguments that are UTF-8, the default build); else `cordon run
+    /// --json`.
+    fn served_payload(&self) -> Option<String> {
+        // The mutants build never builds jails ahead (its weakened launchers are for the
+        // mutants' columns), so its runs (the bubblewrap override) stay `cordon run`.
+        if !self.ctx.column.served()
+            || self.stdin.is_some()
+            || !self.inherit.is_empty()
+            || self.build == Build::Mutants
+            || self.ctx.suite.mutant.is_some()
+        {
+            return None;
+        }
+        let words: Option<Vec<&str>> = self.payload.iter().map(|w| w.to_str()).collect();
+        serde_json::to_string(&words?).ok()
+    }
+
+    /// The command: `cordon run --json …`, or with `served` (the request line) the serve driver
+    /// around `cordon serve …`.
+    fn command_as(&self, served: Option<String>) -> Command {
         let ctx = self.ctx;
         let binary = match (self.build, ctx.suite.mutant) {
             (Build::Mutants, _) | (_, Some(_)) => &ctx.suite.cordon_mutants,
             (Build::Default, None) => &ctx.suite.cordon,
         };
-        let mut argv: Vec<OsString> = vec![binary.into(), "run".into(), "--json".into()];
+        let mut argv: Vec<OsString> = match &served {
+            // Isolated mode: the host-side driver must not run what the case plants in the
+            // environment for the jail's python (PYTHONSTARTUP, PYTHONPATH, …).
+            Some(request) => vec![
+                ctx.python().into(),
+                "-I".into(),
+                "-S".into(),
+                "-c".into(),
+                SERVE_DRIVER.into(),
+                request.into(),
+                binary.into(),
+                "serve".into(),
+            ],
+            None => vec![binary.into(), "run".into(), "--json".into()],
+        };
         if self.posture {
             argv.extend(ctx.column.profile_args().iter().map(OsString::from));
         }
@@ -483,8 +557,10 @@ impl<'c, 'a> Run<'c, 'a> {
             argv.extend(ctx.column.backend_args().iter().map(OsString::from));
         }
         argv.extend(self.args.iter().cloned());
-        argv.push("--".into());
-        argv.extend(self.payload.iter().cloned());
+        if served.is_none() {
+            argv.push("--".into());
+            argv.extend(self.payload.iter().cloned());
+        }
         let mut cmd = if self.inherit.is_empty() {
             ctx.as_user(argv)
         } else {
@@ -528,7 +604,9 @@ impl<'c, 'a> Run<'c, 'a> {
     /// Runs it to the end (or [`HARD_DEADLINE`]).
     pub fn run(self) -> RunOut {
         let start = Instant::now();
-        let mut cmd = self.command();
+        let request = self.served_payload();
+        let served = request.is_some();
+        let mut cmd = self.command_as(request);
         cmd.stdin(if self.stdin.is_some() {
             Stdio::piped()
         } else {
@@ -580,6 +658,17 @@ impl<'c, 'a> Run<'c, 'a> {
         let stdout = out.join().unwrap_or_default();
         let stderr = String::from_utf8_lossy(&err.join().unwrap_or_default()).into_owned();
         let json: Option<Value> = serde_json::from_slice(&stdout).ok();
+        if served
+            && let Some(j) = &json
+            && matches!(
+                j["status"].as_str(),
+                Some("exited" | "signaled" | "timeout")
+            )
+            && j["built_ahead"] != Value::Bool(true)
+            && let Ok(mut cold) = SERVED_COLD.lock()
+        {
+            cold.push(format!("{} ({})", self.ctx.dir.display(), j["status"]));
+        }
         let (payload_out, payload_err) = match &json {
             Some(j) => (
                 j["stdout"]["text"].as_str().unwrap_or("").to_owned(),

@@ -246,7 +246,11 @@ impl Matrix {
              Columns: the user cordon runs as (root, or an unprivileged user the suite creates and \
              drops to with `setpriv`) × the jail (*host*: the `shell` profile under bubblewrap; \
              *minimal*: the `document-parser` profile under bubblewrap; *landlock*: the `shell` \
-             profile under the Landlock backend). Every column passes `--backend` explicitly. \
+             profile under the Landlock backend; *serve*: the `shell` profile under bubblewrap, \
+             each attack sent to `cordon serve` as the session's second request, so it runs in a \
+             jail built ahead of it (the suite fails if one did not; runs that feed stdin, \
+             inherit a descriptor or use the mutants build stay `cordon run`). Every column \
+             passes `--backend` explicitly. \
              **LIMIT** marks a landlock cell the case declares the Landlock backend cannot block \
              or serve (listed with reasons in `docs/backends.md`); a declared limit that no longer \
              shows reads **STALE-LIMIT** and fails the suite.\n\n\

@@ -454,6 +454,18 @@ fn run_matrix(
             .map_err(|e| err(format!("{}: {e}", md.display())))?;
         println!("wrote {}", md.display());
     }
+    let cold = harness::SERVED_COLD
+        .lock()
+        .map(|c| c.clone())
+        .unwrap_or_default();
+    if !cold.is_empty() {
+        return Err(err(format!(
+            "{} command(s) of the serve column ran without a jail built ahead, so the column \
+             proves nothing about those jails: {}",
+            cold.len(),
+            cold.join("; ")
+        )));
+    }
     let failures = matrix.failures();
     if !failures.is_empty() {
         println!("\nfailing cells:");
