@@ -383,6 +383,9 @@ impl Launcher {
         // after the probe, so a launcher killed while probing leaves nothing in the workspace.
         let session = crate::leftovers::session(backend.stage_binary());
         let (guarded, mut cleanup) = crate::guard::apply(req.plan, true, session);
+        // For a jail built ahead, what the guard just read, looked at again when a command
+        // claims it: taken right after the guard, as close to its reads as a cold run's mounts.
+        let seen = awaiting.then(|| crate::warm::Seen::of(req.plan));
         let req = &RunRequest {
             plan: &guarded,
             ..*req
@@ -469,6 +472,7 @@ impl Launcher {
             env_dropped,
             warnings,
             rules: None,
+            seen,
         };
         let mut jail = jail;
         if let Some(channel) = rules_channel {
@@ -523,6 +527,8 @@ pub(crate) struct Jail {
     warnings: Vec<String>,
     /// For a jail built ahead: the thread computing and sending its second wall's rules.
     rules: Option<std::thread::JoinHandle<Result<(), String>>>,
+    /// For a jail built ahead: what its guard read of the workspace (warm.rs).
+    pub(crate) seen: Option<crate::warm::Seen>,
 }
 
 impl std::fmt::Debug for Jail {

@@ -76,17 +76,15 @@ static SPAWNER: std::sync::OnceLock<std::sync::Mutex<mpsc::Sender<SpawnRequest>>
 fn spawn_from_long_lived_thread(command: Command) -> std::io::Result<Child> {
     let sender = SPAWNER.get_or_init(|| {
         let (tx, rx) = mpsc::channel::<SpawnRequest>();
-        let started = std::thread::Builder::new()
+        // Without the thread, `rx` is dropped: every request below finds the channel closed
+        // and says so.
+        let _ = std::thread::Builder::new()
             .name("cordon-spawner".into())
             .spawn(move || {
                 for (mut command, reply) in rx {
                     let _ = reply.send(command.spawn());
                 }
             });
-        if started.is_err() {
-            // No thread: every request below finds the channel closed and says so.
-            drop(started);
-        }
         std::sync::Mutex::new(tx)
     });
     let (reply, answer) = mpsc::channel();

@@ -24,7 +24,7 @@
 
 use std::ffi::OsString;
 use std::os::unix::fs::MetadataExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Mutex;
 
 use cordon_policy::{Plan, SkipReason};
@@ -63,10 +63,11 @@ impl Key {
 /// there (device, inode, type; size and modification time too for a file, whose content the
 /// build may have read), or nothing.
 #[derive(Debug, PartialEq, Eq)]
-struct Seen(Vec<(PathBuf, Option<[i64; 6]>)>);
+pub(crate) struct Seen(Vec<(PathBuf, Option<[i64; 6]>)>);
 
 impl Seen {
-    fn of(plan: &Plan) -> Seen {
+    /// Looks at the paths `plan`'s guard reads (the plan before the guard added to it).
+    pub(crate) fn of(plan: &Plan) -> Seen {
         let mut paths: Vec<PathBuf> = Vec::new();
         for root in &plan.writable {
             paths.push(root.clone());
@@ -88,14 +89,11 @@ impl Seen {
             paths.push(path.to_path_buf());
             // The directories between the path and its root (pinned, or where a placeholder
             // would be made).
-            let mut dir = path.parent();
-            while let Some(d) = dir {
-                if root.is_none_or(|r| !d.starts_with(r) || d == r) || d == Path::new("/") {
-                    paths.push(d.to_path_buf());
+            for d in path.ancestors().skip(1) {
+                paths.push(d.to_path_buf());
+                if root.is_none_or(|r| !d.starts_with(r) || d == r) {
                     break;
                 }
-                paths.push(d.to_path_buf());
-                dir = d.parent();
             }
         }
         paths.sort();
@@ -131,7 +129,7 @@ pub(crate) fn eligible(req: &RunRequest<'_>) -> bool {
 /// The session's slot for its waiting jail (shared by a [`Preparation`](crate::Preparation)'s
 /// clones). Dropping it kills the jail.
 #[derive(Default)]
-pub(crate) struct Slot(Mutex<Option<(Key, Seen, Jail)>>);
+pub(crate) struct Slot(Mutex<Option<(Key, Jail)>>);
 
 impl std::fmt::Debug for Slot {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -144,8 +142,11 @@ impl Slot {
     /// Takes the waiting jail if it was built for `req` on `backend` and is still alive; any
     /// other waiting jail is discarded.
     pub(crate) fn take_fitting(&self, backend: &'static str, req: &RunRequest<'_>) -> Option<Jail> {
-        let (key, seen, jail) = self.0.lock().ok()?.take()?;
-        if key.fits(backend, req) && !jail.has_ended() && Seen::of(req.plan) == seen {
+        let (key, jail) = self.0.lock().ok()?.take()?;
+        if key.fits(backend, req)
+            && !jail.has_ended()
+            && jail.seen.as_ref() == Some(&Seen::of(req.plan))
+        {
             Some(jail)
         } else {
             // Still judged as a run would be (a jail that ended early failed its self-check):
@@ -162,20 +163,20 @@ impl Slot {
             .lock()
             .map(|slot| {
                 slot.as_ref()
-                    .is_some_and(|(key, _, jail)| key.fits(backend, req) && !jail.has_ended())
+                    .is_some_and(|(key, jail)| key.fits(backend, req) && !jail.has_ended())
             })
             .unwrap_or(false)
     }
 
-    /// Keeps `jail`, just built for `req` on `backend`, for the next command, with what its
-    /// build read of the workspace; a jail already waiting (from a concurrent run) is discarded.
+    /// Keeps `jail`, just built for `req` on `backend`, for the next command; a jail already
+    /// waiting (from a concurrent run) is discarded.
     pub(crate) fn put(&self, backend: &'static str, req: &RunRequest<'_>, jail: Jail) {
-        let entry = (Key::of(backend, req), Seen::of(req.plan), jail);
+        let entry = (Key::of(backend, req), jail);
         let previous = match self.0.lock() {
             Ok(mut slot) => slot.replace(entry),
             Err(_) => Some(entry),
         };
-        if let Some((_, _, old)) = previous {
+        if let Some((_, old)) = previous {
             old.discard();
         }
     }
@@ -186,7 +187,7 @@ impl Slot {
         match self.0.lock() {
             Ok(slot) => slot
                 .as_ref()
-                .is_some_and(|(_, _, jail)| jail.wait_for_report(timeout)),
+                .is_some_and(|(_, jail)| jail.wait_for_report(timeout)),
             Err(_) => false,
         }
     }
@@ -194,7 +195,7 @@ impl Slot {
     /// Discards the waiting jail, if any.
     pub(crate) fn clear(&self) {
         let taken = self.0.lock().ok().and_then(|mut slot| slot.take());
-        if let Some((_, _, jail)) = taken {
+        if let Some((_, jail)) = taken {
             jail.discard();
         }
     }
