@@ -21,7 +21,7 @@
 //! specified closely enough to write those safely).
 
 use std::ffi::{OsStr, OsString};
-use std::os::unix::ffi::OsStrExt;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Component, Path, PathBuf};
 
 use crate::error::{SeatbeltError, show};
@@ -55,7 +55,7 @@ impl GlobRule {
         let components = parse(self.pattern.as_bytes()).map_err(|why| self.refused(why))?;
         let base_bytes = check_base(base).map_err(|why| self.refused(why))?;
         let mut re = b"^".to_vec();
-        re.extend(escape_regex_literal(base_bytes));
+        re.extend(escape_regex_literal(&base_bytes));
         let last = components.len().saturating_sub(1);
         for (i, component) in components.iter().enumerate() {
             match component {
@@ -132,7 +132,7 @@ pub fn escape_glob(bytes: &[u8]) -> Vec<u8> {
     out
 }
 
-fn check_base(base: &Path) -> Result<&[u8], String> {
+fn check_base(base: &Path) -> Result<Vec<u8>, String> {
     let bytes = base.as_os_str().as_bytes();
     if bytes.contains(&0) {
         return Err("its base contains a NUL byte".into());
@@ -140,17 +140,17 @@ fn check_base(base: &Path) -> Result<&[u8], String> {
     if !base.is_absolute() {
         return Err("its base is not an absolute path".into());
     }
-    if base
-        .components()
-        .any(|c| matches!(c, Component::CurDir | Component::ParentDir))
-    {
-        return Err("its base has a `.` or `..` component and would never match".into());
+    if base.components().any(|c| c == Component::ParentDir) {
+        return Err("its base has a `..` component and would never match".into());
     }
-    let mut end = bytes.len();
-    while end > 0 && bytes[end - 1] == b'/' {
-        end -= 1;
+    // Seatbelt compares strings: spelled canonically (no doubled `/`, no `.`, no trailing `/`),
+    // or the rule would name paths no operation reaches. The root is the empty prefix.
+    let canonical: PathBuf = base.components().collect();
+    let mut out = canonical.into_os_string().into_vec();
+    while out.last() == Some(&b'/') {
+        out.pop();
     }
-    Ok(&bytes[..end])
+    Ok(out)
 }
 
 /// One element of a component.

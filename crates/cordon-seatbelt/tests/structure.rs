@@ -335,6 +335,23 @@ fn globs_mask_and_protect_files_created_later() {
 }
 
 #[test]
+fn glob_bases_are_spelled_canonically() {
+    // Seatbelt compares path strings: a base written `//Users/u/./proj/` must rule on the same
+    // paths as `/Users/u/proj`, not on a spelling no operation ever reaches.
+    let extras = SeatbeltExtras {
+        deny_read: vec![GlobRule::new("//Users/u/./proj/", "**/.env")],
+        deny_write: vec![GlobRule::new("/Users/u/proj//secrets/.", "*.pem")],
+    };
+    let j = Judge::new(&mac_exec(Profile::Shell, Posture::Host, &extras));
+    for path in ["/Users/u/proj/.env", "/Users/u/proj/a/.env"] {
+        assert!(!j.allows("file-read-data", path), "{path}");
+    }
+    assert!(!j.allows("file-write-data", "/Users/u/proj/secrets/k.pem"));
+    assert!(j.allows("file-read-data", "/Users/u/proj/a/x.env"));
+    assert!(j.allows("file-write-data", "/Users/u/proj/secrets/k.txt"));
+}
+
+#[test]
 fn the_network_is_denied_unless_the_policy_allows_it() {
     let denied = shell();
     assert!(
