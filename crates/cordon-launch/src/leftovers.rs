@@ -160,10 +160,14 @@ impl Item {
 #[derive(Debug)]
 pub(crate) struct Session {
     pipe: Mutex<std::fs::File>,
-    _child: Child,
+    /// The reaper when spawned (a forked one is not waited for either: it outlives this process).
+    _child: Option<Child>,
 }
 
 static SESSION: OnceLock<Option<Session>> = OnceLock::new();
+
+/// The name (`/proc/<pid>/comm`) every session reaper gives itself.
+pub const REAPER_NAME: &std::ffi::CStr = c"cordon-reaper";
 
 /// The session reaper, started on first use with `binary` (the cordon binary). `None` when no
 /// binary is known or it cannot be started: the launcher then cleans up alone, and a killed
@@ -183,6 +187,30 @@ pub fn start_session(binary: &Path) -> bool {
     session(Some(binary)).is_some()
 }
 
+/// Starts the session reaper now, as a copy of this process rather than a new program, when this
+/// process has a single thread (the CLI right after it parsed its arguments): no `exec` on the
+/// command's path. Otherwise (or if the fork fails) as [`start_session`] does. Whether a reaper
+/// runs.
+pub fn start_session_forked(binary: &Path) -> bool {
+    if let Some(s) = SESSION.get() {
+        return s.is_some();
+    }
+    // Forked outside the `OnceLock`'s initialisation, so the child's copy of it is not caught
+    // half-way. Another thread's session set first wins; this one's reaper then reads its pipe
+    // close at once and has nothing to do.
+    let _ = SESSION.set(fork_reaper().or_else(|| start(binary)));
+    SESSION.get().is_some_and(Option::is_some)
+}
+
+fn fork_reaper() -> Option<Session> {
+    let (read, write) = crate::sys::pipe().ok()?;
+    crate::sys::fork_single_threaded(read, || reap_main(&[])).ok()??;
+    Some(Session {
+        pipe: Mutex::new(std::fs::File::from(write)),
+        _child: None,
+    })
+}
+
 fn start(binary: &Path) -> Option<Session> {
     let (read, write) = crate::sys::pipe().ok()?;
     let mut command = Command::new(binary);
@@ -196,7 +224,7 @@ fn start(binary: &Path) -> Option<Session> {
     let child = command.spawn().ok()?;
     Some(Session {
         pipe: Mutex::new(std::fs::File::from(write)),
-        _child: child,
+        _child: Some(child),
     })
 }
 
@@ -713,6 +741,9 @@ fn exited(pidfd: &OwnedFd, wait: Duration) -> bool {
 /// registry of what the launching process holds, and when the pipe closes, end its jails and
 /// remove what is still registered. Returns the exit code.
 pub fn reap_main(_args: &[OsString]) -> i32 {
+    // Spawned or forked, a reaper is known by this name (a forked one keeps its launcher's
+    // command line).
+    crate::sys::set_name(REAPER_NAME);
     let mut registry: BTreeMap<Item, Option<OwnedFd>> = BTreeMap::new();
     let mut pending = Vec::new();
     let mut buf = [0u8; 4096];

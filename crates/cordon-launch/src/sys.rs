@@ -87,6 +87,58 @@ pub fn prepare_child(command: &mut Command, limits: &Limits, keep: &[RawFd]) {
     spawn_hook(command, rlimits(limits), keep, true);
 }
 
+/// Names the calling thread (the process's `comm`, as `ps` and `/proc/<pid>/comm` show it).
+pub(crate) fn set_name(name: &std::ffi::CStr) {
+    // SAFETY: PR_SET_NAME copies at most 16 bytes from a NUL-terminated string that outlives the
+    // call.
+    unsafe { libc::prctl(libc::PR_SET_NAME, name.as_ptr(), 0, 0, 0) };
+}
+
+/// Forks a child that runs `body` with `stdin` as its standard input and `/dev/null` as its
+/// output, in a process group of its own and with no other descriptor open, then exits with
+/// what `body` returned; its pid. `Ok(None)`, and nothing forked, unless this process has exactly
+/// one thread: a child forked from several threads may find a lock held by a thread it does not
+/// have, and so could only make async-signal-safe calls. With one thread, the child is a plain
+/// copy (no `exec`: a fraction of a millisecond instead of a whole program start).
+pub(crate) fn fork_single_threaded(
+    stdin: OwnedFd,
+    body: fn() -> i32,
+) -> std::io::Result<Option<i32>> {
+    let threads = std::fs::read_dir("/proc/self/task")?.count();
+    if threads != 1 {
+        return Ok(None);
+    }
+    let null = rustix::fs::open(
+        "/dev/null",
+        rustix::fs::OFlags::RDWR | rustix::fs::OFlags::CLOEXEC,
+        rustix::fs::Mode::empty(),
+    )?;
+    let (input, output) = (stdin.as_raw_fd(), null.as_raw_fd());
+    // SAFETY: this process has one thread (checked above; only this thread could start another),
+    // so the child is a consistent copy of it and may run ordinary Rust code. The child never
+    // returns from this function: it ends in `_exit`, so nothing of the parent's state (buffered
+    // output, destructors) is run or flushed twice.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    if pid == 0 {
+        // SAFETY: raw calls on descriptors this process owns; `_exit` ends the child.
+        unsafe {
+            let ok = libc::setpgid(0, 0) == 0
+                && libc::dup2(input, 0) == 0
+                && libc::dup2(output, 1) == 1
+                && libc::dup2(output, 2) == 2
+                && libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32) == 0;
+            if !ok {
+                libc::_exit(1);
+            }
+            libc::_exit(body());
+        }
+    }
+    Ok(Some(pid))
+}
+
 /// Like [`prepare_child`] without resource limits: its own process group, and no descriptor
 /// inherited but stdio and `keep` (for the leftovers reaper).
 pub(crate) fn inherit_only(command: &mut Command, keep: &[RawFd]) {

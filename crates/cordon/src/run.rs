@@ -70,10 +70,10 @@ fn linux_launcher(
 
 /// Runs `cordon run`; returns the exit code.
 pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<u8, CliError> {
-    // The session reaper (cordon-launch's leftovers.rs) is needed by every jail: start it on a
-    // thread now, while the command is judged and the policy planned.
+    // The session reaper (cordon-launch's leftovers.rs) is needed by every jail: started now,
+    // while this process has one thread, as a copy of it (no program start on the command's path).
     if let Ok(exe) = std::env::current_exe() {
-        std::thread::spawn(move || cordon_launch::leftovers::start_session(&exe));
+        cordon_launch::leftovers::start_session_forked(&exe);
     }
     if let Some(code) = crate::check::gate_run(&args.options.command, args.json, out)? {
         return Ok(code);

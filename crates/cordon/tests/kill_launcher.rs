@@ -165,6 +165,26 @@ fn within(since: Instant, limit: Duration, mut cond: impl FnMut() -> bool) -> bo
     }
 }
 
+/// The children of `pid` named `cordon-reaper` (`/proc/<pid>/comm`).
+fn reapers_of(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(child) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        let comm = std::fs::read_to_string(e.path().join("comm")).unwrap_or_default();
+        let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+        let parent = stat
+            .rfind(')')
+            .and_then(|i| stat[i + 1..].split_whitespace().nth(1))
+            .and_then(|p| p.parse::<u32>().ok());
+        if comm.trim_end() == "cordon-reaper" && parent == Some(pid) {
+            out.push(child);
+        }
+    }
+    out
+}
+
 fn kill(mut child: Child) -> Instant {
     child.kill().unwrap();
     let killed = Instant::now();
@@ -206,6 +226,20 @@ fn a_killed_launcher_leaves_the_workspace_as_it_was() {
             && during.contains_key(Path::new(".git/commondir")),
         "the run made no placeholders, so this test would prove nothing: {during:#?}"
     );
+    // The CLI's session reaper is a copy of it (forked, not a program started) under a name
+    // of its own; it must do its work and go.
+    let reapers = reapers_of(launcher);
+    assert_eq!(
+        reapers.len(),
+        1,
+        "cordon (pid {launcher}) should have one child named cordon-reaper: {reapers:?}"
+    );
+    let cmdline = |pid: u32| std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    assert_eq!(
+        cmdline(reapers[0]),
+        cmdline(launcher),
+        "the reaper was started as a program, not forked (was cordon still single-threaded?)"
+    );
     let killed = kill(child);
     let workspace = format!("{}/", s.work.display());
     let restored = within(killed, GRACE, || {
@@ -224,6 +258,20 @@ fn a_killed_launcher_leaves_the_workspace_as_it_was() {
         .iter()
         .filter(|(p, e)| before.get(*p).is_some_and(|b| b != *e))
         .collect();
+    // Ended: gone, or a zombie waiting for the host's init (its parent, the launcher, is dead).
+    let reaper = format!("/proc/{}/stat", reapers[0]);
+    let ended = || {
+        std::fs::read_to_string(&reaper).map_or(true, |stat| {
+            stat.rfind(')')
+                .and_then(|i| stat[i + 1..].split_whitespace().next())
+                == Some("Z")
+        })
+    };
+    assert!(
+        within(killed, GRACE, ended),
+        "the reaper {reaper} of cordon (pid {launcher}) outlived it by {} ms",
+        killed.elapsed().as_millis()
+    );
     assert!(
         restored,
         "{} ms after cordon (pid {launcher}) was SIGKILLed the workspace is not as it was: \

@@ -245,19 +245,56 @@ pub fn processes_with(needle: &str) -> Vec<(u32, String)> {
     out
 }
 
+/// Every session reaper still at work (by the name each gives itself, `/proc/<pid>/comm`: a
+/// reaper the CLI forked keeps the CLI's command line), with its command line. One that ended is
+/// not counted while it waits, a zombie, for the host's init to collect it (its launcher, its
+/// parent, was killed).
+pub fn reapers() -> Vec<(u32, String)> {
+    let want = cordon_launch::leftovers::REAPER_NAME.to_bytes();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for e in entries.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        let Ok(comm) = std::fs::read(e.path().join("comm")) else {
+            continue;
+        };
+        if comm.strip_suffix(b"\n").unwrap_or(&comm) != want || state_of(pid) == Some('Z') {
+            continue;
+        }
+        let cmdline = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+        let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        out.push((pid, text.trim_end().to_owned()));
+    }
+    out
+}
+
+/// The session reapers whose parent is `pid`.
+pub fn reapers_of(pid: u32) -> Vec<(u32, String)> {
+    reapers()
+        .into_iter()
+        .filter(|(child, _)| parent_of(*child) == Some(pid))
+        .collect()
+}
+
+/// The state letter of `pid` (`R`, `S`, `Z`, …), from `/proc/<pid>/stat`.
+fn state_of(pid: u32) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat[stat.rfind(')')? + 1..]
+        .split_whitespace()
+        .next()?
+        .chars()
+        .next()
+}
+
 /// The parent of `pid`, from `/proc/<pid>/stat` (the field after the parenthesised name).
 pub fn parent_of(pid: u32) -> Option<u32> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let after_name = &stat[stat.rfind(')')? + 1..];
     after_name.split_whitespace().nth(1)?.parse().ok()
-}
-
-/// The children of `pid` whose command line contains `needle`.
-pub fn children_with(pid: u32, needle: &str) -> Vec<(u32, String)> {
-    processes_with(needle)
-        .into_iter()
-        .filter(|(child, _)| parent_of(*child) == Some(pid))
-        .collect()
 }
 
 /// Polls until no process carries `needle` or `limit` passes; the survivors and how long the

@@ -247,7 +247,7 @@ pub fn run(root: &Path, opts: &Options) -> Result<(), LoadError> {
     // copy of cordon (a launcher's reaper) — except the session reaper of this process's own
     // launcher, which lives as long as the launcher does (one, not more).
     let me = std::process::id();
-    let own_reapers = host::children_with(me, runner::REAPER);
+    let own_reapers = host::reapers_of(me);
     if own_reapers.len() > 1 {
         failures.push(format!(
             "{} reapers are children of the one library launcher's process: {}",

@@ -23,9 +23,6 @@ use super::mix::{FLOOD_BYTES, Kind, Planned, Workspace};
 /// `PATH` for every jail and CLI (root's own may point into `/root`).
 pub const STD_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
-/// What a launcher's reaper has in its argv (`cordon __cordon_stage reap`).
-pub const REAPER: &str = "__cordon_stage reap";
-
 /// How long a killed-ready run waits for its payload's `ready` before giving up: only a guard
 /// against a launcher that never starts, far above any real start-up.
 const READY_DEADLINE: Duration = Duration::from_secs(60);
@@ -537,7 +534,7 @@ fn run_cli(h: &Harness, p: &Planned, work: &Path, o: &mut Outcome) -> Instant {
     }
     // Its reaper, if it has started one: it must finish its work and exit once its launcher is
     // gone.
-    let reapers = host::children_with(pid, REAPER);
+    let reapers = host::reapers_of(pid);
     let _ = child.kill();
     let killed = Instant::now();
     let _ = child.wait();
@@ -556,7 +553,7 @@ fn run_cli(h: &Harness, p: &Planned, work: &Path, o: &mut Outcome) -> Instant {
     let reaper_alive = || -> Vec<(u32, String)> {
         reapers
             .iter()
-            .filter(|(r, _)| host::processes_with(REAPER).iter().any(|(p, _)| p == r))
+            .filter(|(r, _)| host::reapers().iter().any(|(p, _)| p == r))
             .cloned()
             .collect()
     };
