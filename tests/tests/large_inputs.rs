@@ -188,10 +188,23 @@ fn a_megabyte_command_line_gets_its_verdict() {
         Some(Rule::RecursiveDelete)
     );
     // Escape sequences that could each hide a command: past the number the floor examines, the
-    // line is refused. (They come last: each one the floor does examine costs a pass over the
-    // rest of the line, which the report of this test measures.)
+    // line is refused.
     let hiding = format!("{filler}{}", "\u{1b}[1;echo x\u{7}".repeat(100));
     assert_eq!(floor.check(&hiding).rule(), Some(Rule::TooComplex));
+    // Each one the floor examines is judged with the rest of the line glued to it: a few placed
+    // before a megabyte would make it read the megabyte again for each. Past eight megabytes
+    // of such reading in all, the line is refused before any of it is read.
+    let first = format!("{}{filler}", "\u{1b}[1;echo x\u{7}".repeat(40));
+    match floor.check(&first) {
+        Verdict::Refuse {
+            rule: Rule::TooComplex,
+            reason,
+            ..
+        } => assert!(reason.contains("characters to judge in all"), "{reason}"),
+        other => panic!("{other:?}"),
+    }
+    let two = format!("{}{filler}", "\u{1b}[1;echo x\u{7}".repeat(2));
+    assert_eq!(floor.check(&two), Verdict::Allow);
 }
 
 /// A directory below `base` whose path is exactly `total` bytes long, in components of at most

@@ -167,15 +167,26 @@ impl Floor {
 
     /// What an escape sequence could hide from the display view (see [`normalize`]).
     fn check_hidden(&self, text: &str) -> Verdict {
-        let Some(tails) = normalize::hidden_tails(text) else {
-            return Verdict::Refuse {
-                rule: Rule::TooComplex,
-                reason: format!(
-                    "more than {} escape sequences that could hide a command",
-                    normalize::MAX_TAILS
-                ),
-                evidence: normalize(text),
-            };
+        let tails = match normalize::hidden_tails(text) {
+            Ok(tails) => tails,
+            Err(too) => {
+                let reason = match too {
+                    normalize::TooComplex::Tails => format!(
+                        "more than {} escape sequences that could hide a command",
+                        normalize::MAX_TAILS
+                    ),
+                    normalize::TooComplex::Text(chars) => format!(
+                        "escape sequences that could hide a command are followed by {chars} \
+                         characters to judge in all (at most {})",
+                        normalize::MAX_TAIL_CHARS
+                    ),
+                };
+                return Verdict::Refuse {
+                    rule: Rule::TooComplex,
+                    reason,
+                    evidence: normalize(text),
+                };
+            }
         };
         for tail in tails {
             let inner = shell::parse(&tail.inner);

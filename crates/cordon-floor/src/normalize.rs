@@ -49,6 +49,20 @@ pub fn normalize(input: &str) -> String {
 /// Most tails one command may have; more is refused as too complex by the caller.
 pub(crate) const MAX_TAILS: usize = 64;
 
+/// Most characters all tails together may carry after their sequences (each tail's `glued` runs
+/// on to the end of the line, and is read again for each): more is refused as too complex by the
+/// caller. Eight passes over a megabyte line, so that judging stays linear in the line.
+pub(crate) const MAX_TAIL_CHARS: usize = 8 << 20;
+
+/// Why [`hidden_tails`] gave up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TooComplex {
+    /// More than [`MAX_TAILS`] sequences that could hide a command.
+    Tails,
+    /// Their tails would carry more than [`MAX_TAIL_CHARS`] characters; how many.
+    Text(usize),
+}
+
 /// Characters that let a shell start a command, or redirect one, inside an escape sequence.
 const SHELL_SPECIAL: &[char] = &[';', '\n', '&', '|', '`', '(', ')', '<', '>'];
 
@@ -62,11 +76,15 @@ pub(crate) struct Tail {
     pub glued: String,
 }
 
-/// The commands escape sequences in `input` may hide from the display view, normalized. `None`
-/// when there are more than [`MAX_TAILS`].
-pub(crate) fn hidden_tails(input: &str) -> Option<Vec<Tail>> {
+/// The commands escape sequences in `input` may hide from the display view, normalized. An
+/// error when there are more than [`MAX_TAILS`], or when they would carry more than
+/// [`MAX_TAIL_CHARS`] characters.
+pub(crate) fn hidden_tails(input: &str) -> Result<Vec<Tail>, TooComplex> {
     let chars: Vec<char> = input.chars().collect();
-    let mut tails = Vec::new();
+    // First where they are (cheap), and whether they are too many or would carry too much;
+    // only then is each tail's text normalized.
+    let mut found: Vec<(String, usize, usize, usize)> = Vec::new();
+    let mut carried = 0usize;
     let mut i = 0;
     while i < chars.len() {
         let c = chars[i];
@@ -90,19 +108,28 @@ pub(crate) fn hidden_tails(input: &str) -> Option<Vec<Tail>> {
         if let (Some(first), Some(last)) =
             (payload.find(SHELL_SPECIAL), payload.rfind(SHELL_SPECIAL))
         {
-            if tails.len() == MAX_TAILS {
-                return None;
+            if found.len() == MAX_TAILS {
+                return Err(TooComplex::Tails);
             }
-            let last_len = payload[last..].chars().next().map_or(1, char::len_utf8);
-            let rest: String = chars[end..].iter().collect();
-            tails.push(Tail {
-                inner: normalize(&payload[first..last + last_len]),
-                glued: normalize(&format!("{}{rest}", &payload[last + last_len..])),
-            });
+            carried = carried.saturating_add(chars.len() - end);
+            let last_end = last + payload[last..].chars().next().map_or(1, char::len_utf8);
+            found.push((payload, first, last_end, end));
         }
         i = end;
     }
-    Some(tails)
+    if carried > MAX_TAIL_CHARS {
+        return Err(TooComplex::Text(carried));
+    }
+    Ok(found
+        .into_iter()
+        .map(|(payload, first, last_end, end)| {
+            let rest: String = chars[end..].iter().collect();
+            Tail {
+                inner: normalize(&payload[first..last_end]),
+                glued: normalize(&format!("{}{rest}", &payload[last_end..])),
+            }
+        })
+        .collect())
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -259,19 +286,29 @@ mod tests {
         assert_eq!(normalize("\u{1b}[1;rm -rf /"), "m -rf /");
         assert_eq!(
             hidden_tails("\u{1b}[1;rm -rf /"),
-            Some(vec![tail(";", "rm -rf /")])
+            Ok(vec![tail(";", "rm -rf /")])
         );
         assert_eq!(
             hidden_tails("\u{1b}]0;\nrm -rf /\n\u{7}echo"),
-            Some(vec![tail(";\nrm -rf /\n", "echo")])
+            Ok(vec![tail(";\nrm -rf /\n", "echo")])
         );
-        assert_eq!(hidden_tails("a\u{1b}[0mb"), Some(vec![]));
+        assert_eq!(hidden_tails("a\u{1b}[0mb"), Ok(vec![]));
         assert_eq!(
             hidden_tails("cargo \u{1b}[1;31mtest"),
-            Some(vec![tail(";", "31mtest")])
+            Ok(vec![tail(";", "31mtest")])
         );
         let many = "\u{1b}[1;m".repeat(MAX_TAILS + 1);
-        assert_eq!(hidden_tails(&many), None);
+        assert_eq!(hidden_tails(&many), Err(TooComplex::Tails));
+        // Each tail runs on to the end of the line: what they would carry together is bounded,
+        // so a few sequences before a long text cannot make judging quadratic.
+        let long = format!("{}{}", "\u{1b}[1;m".repeat(9), "x".repeat(1 << 20));
+        assert!(
+            matches!(hidden_tails(&long), Err(TooComplex::Text(n)) if n > MAX_TAIL_CHARS),
+            "{:?}",
+            hidden_tails(&long).map(|t| t.len())
+        );
+        let fits = format!("{}{}", "\u{1b}[1;m".repeat(2), "x".repeat(1 << 20));
+        assert_eq!(hidden_tails(&fits).map(|t| t.len()), Ok(2));
     }
 
     #[test]
