@@ -33,6 +33,17 @@ pub enum BwrapError {
     #[error("no command to run: the argument vector is empty or its program is an empty string")]
     EmptyCommand,
 
+    /// The jail needs more arguments than bubblewrap reads (each masked file takes three):
+    /// bubblewrap would refuse it at start-up.
+    #[error(
+        "the jail needs {count} bubblewrap arguments, and bubblewrap reads at most {}: each masked file takes 3 (about 2,900 masks fit); mask a directory instead of its files",
+        crate::MAX_ARGUMENTS
+    )]
+    TooManyArguments {
+        /// How many: the `--args` data and the command line after it.
+        count: usize,
+    },
+
     /// A path of the plan is relative or has a `..` component. The plan is supposed to hold
     /// canonical paths only; a relative one could be read as an option, and a `..` defeats the
     /// parent-before-child order.

@@ -116,6 +116,21 @@ pub use features::{FEATURE_USES, FeatureUse, Features, MIN_VERSION, Need};
 /// in the private `/run`, so binding it creates nothing on the host.
 pub const STAGE_PATH: &str = "/run/cordon/stage";
 
+/// Most arguments bubblewrap takes: its `--args` data and the arguments after the descriptor,
+/// together (bubblewrap 0.8's `MAX_ARGS`; measured: 8,993 options from `--args` with
+/// `--args FD --ro-bind / / -- /bin/true` start, 8,994 do not). See [`check_argument_count`].
+pub const MAX_ARGUMENTS: usize = 9_000;
+
+/// Refuses, naming the count, `options` read from `--args` and a `command_line` (as
+/// [`BwrapArgs::command_line`] gives it) that bubblewrap would refuse to start with.
+pub fn check_argument_count(options: usize, command_line: usize) -> Result<(), BwrapError> {
+    let count = options.saturating_add(command_line);
+    if count > MAX_ARGUMENTS {
+        return Err(BwrapError::TooManyArguments { count });
+    }
+    Ok(())
+}
+
 /// The directory of [`STAGE_PATH`], reserved: a plan path inside it is refused.
 pub const STAGE_DIR: &str = "/run/cordon";
 

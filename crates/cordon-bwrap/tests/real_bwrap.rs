@@ -136,3 +136,56 @@ fn host_posture_is_accepted_by_real_bubblewrap() {
 fn minimal_posture_is_accepted_by_real_bubblewrap() {
     run_in_jail(Posture::Minimal);
 }
+
+/// Runs bubblewrap with `options` on descriptor 3 and the command line the launcher uses.
+fn bwrap_with(options: &[&str]) -> std::process::Output {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("args");
+    let mut bytes = Vec::new();
+    for o in options {
+        bytes.extend_from_slice(o.as_bytes());
+        bytes.push(0);
+    }
+    std::fs::write(&file, bytes).unwrap();
+    Command::new("/bin/sh")
+        .arg("-c")
+        .arg(format!("exec {BWRAP} \"$@\" 3<\"$ARGS_FILE\""))
+        .arg("sh")
+        .args(["--args", "3", "--", "/bin/true"])
+        .env_clear()
+        .env("ARGS_FILE", &file)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn max_arguments_is_what_real_bubblewrap_takes() {
+    let _ = features();
+    let line = ["--args", "3", "--", "/bin/true"].len();
+    let fill = |n: usize| -> Vec<&str> {
+        let mut o = vec!["--ro-bind", "/", "/"];
+        o.resize(n, "--unshare-ipc");
+        o
+    };
+    let most = cordon_bwrap::MAX_ARGUMENTS - line;
+    assert!(cordon_bwrap::check_argument_count(most, line).is_ok());
+    let out = bwrap_with(&fill(most));
+    assert!(
+        out.status.success(),
+        "{most} options: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let err = cordon_bwrap::check_argument_count(most + 1, line).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "the jail needs 9001 bubblewrap arguments, and bubblewrap reads at most 9000: each masked \
+         file takes 3 (about 2,900 masks fit); mask a directory instead of its files"
+    );
+    let out = bwrap_with(&fill(most + 1));
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("Exceeded maximum number of arguments"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -30,6 +30,9 @@ pub struct Prepared {
     /// A private temporary directory made for the run on the host (the Landlock backend),
     /// removed when dropped (the launcher keeps it until the run's end).
     pub scratch: Option<crate::leftovers::Tree>,
+    /// Why the command could not start although the list was built (bubblewrap's argument
+    /// limit): the launcher refuses it; `cordon explain` still shows the list.
+    pub startable: Result<(), LaunchError>,
 }
 
 /// What `cordon doctor` reports of a backend.
@@ -307,6 +310,12 @@ impl Backend for BwrapBackend {
         let mutant = crate::mutant::active()?;
         #[cfg(all(feature = "mutants", debug_assertions))]
         let steps = mutant.map_or(steps.clone(), |m| crate::mutant::options(m, &steps));
+        // What bubblewrap would refuse at start-up (about 2,900 masks) is refused, named.
+        let startable = cordon_bwrap::check_argument_count(
+            steps.iter().map(Vec::len).sum(),
+            built.command_line(0).len(),
+        )
+        .map_err(LaunchError::from);
         let bytes = crate::guard::nul_separated(&steps);
         let args_fd = sys::memfd_with("cordon-bwrap-args", &bytes)
             .map_err(LaunchError::io("creating the arguments descriptor"))?;
@@ -333,6 +342,7 @@ impl Backend for BwrapBackend {
             hold,
             shown,
             scratch: None,
+            startable,
         })
     }
 

@@ -197,6 +197,7 @@ impl Backend for LandlockBackend {
             hold,
             shown,
             scratch: Some(scratch),
+            startable: Ok(()),
         })
     }
 

@@ -428,6 +428,7 @@ impl Launcher {
         };
         let stage_argv = stage::check_args(&check, req.argv);
         let mut prepared = backend.prepare(req.plan, &env.vars, &stage_argv, inherit)?;
+        std::mem::replace(&mut prepared.startable, Ok(()))?;
         if let Some(tree) = prepared.scratch.take() {
             cleanup.tree(tree);
         }

@@ -252,6 +252,7 @@ impl Backend for SeatbeltBackend {
             hold,
             shown,
             scratch: None,
+            startable: Ok(()),
         })
     }
 

@@ -190,6 +190,7 @@ impl Backend for Liar {
             hold,
             shown: Vec::new(),
             scratch: None,
+            startable: Ok(()),
         })
     }
     fn stage_binary(&self) -> Option<&Path> {
