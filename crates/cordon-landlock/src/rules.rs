@@ -309,10 +309,23 @@ impl Grants<'_> {
         ancestor: Access,
         excluded: &[PathBuf],
     ) -> Result<(), LandlockError> {
-        if excluded.iter().any(|e| root.starts_with(e)) {
+        let mut sorted: Vec<&Path> = excluded.iter().map(PathBuf::as_path).collect();
+        sorted.sort_unstable();
+        sorted.dedup();
+        self.grant_within(root, access, ancestor, &Excluded(sorted))
+    }
+
+    fn grant_within(
+        &mut self,
+        root: &Path,
+        access: Access,
+        ancestor: Access,
+        excluded: &Excluded<'_>,
+    ) -> Result<(), LandlockError> {
+        if excluded.covers(root) {
             return Ok(());
         }
-        if !excluded.iter().any(|e| e.starts_with(root)) {
+        if !excluded.any_beneath(root) {
             self.add(root, access);
             return Ok(());
         }
@@ -339,9 +352,28 @@ impl Grants<'_> {
             if entry.kind == EntryKind::Symlink {
                 continue;
             }
-            self.grant(&root.join(&entry.name), access, ancestor, excluded)?;
+            self.grant_within(&root.join(&entry.name), access, ancestor, excluded)?;
         }
         Ok(())
+    }
+}
+
+/// Excluded paths, sorted by component: a directory's entries are each looked up in it, so a
+/// lookup is a binary search, not a pass over every path (a directory of thousands of masks
+/// would otherwise cost entries × masks).
+struct Excluded<'a>(Vec<&'a Path>);
+
+impl Excluded<'_> {
+    /// Whether `path` is excluded or lies beneath an excluded path.
+    fn covers(&self, path: &Path) -> bool {
+        path.ancestors().any(|a| self.0.binary_search(&a).is_ok())
+    }
+
+    /// Whether an excluded path is `path` or lies beneath it. Those sort right after `path`
+    /// (a path sorts before every path it is a prefix of, and they are contiguous).
+    fn any_beneath(&self, path: &Path) -> bool {
+        let first = self.0.partition_point(|e| *e < path);
+        self.0.get(first).is_some_and(|e| e.starts_with(path))
     }
 }
 

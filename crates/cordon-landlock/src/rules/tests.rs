@@ -397,3 +397,46 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn excluded_lookups_agree_with_a_pass_over_every_path() {
+    let paths: Vec<PathBuf> = [
+        "/a/b", "/a/b c", "/a/bc", "/a/b/c/d", "/a/b-", "/z", "/a/b/c/e", "/m/n/o",
+    ]
+    .iter()
+    .map(PathBuf::from)
+    .collect();
+    let mut sorted: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
+    sorted.sort_unstable();
+    let excluded = Excluded(sorted);
+    for probe in [
+        "/",
+        "/a",
+        "/a/b",
+        "/a/b/c",
+        "/a/b/c/d/x",
+        "/a/b c",
+        "/a/b co",
+        "/a/bc/x",
+        "/a/b-/y",
+        "/m",
+        "/m/n",
+        "/m/n/o/p",
+        "/m/nn",
+        "/y",
+        "/z/z",
+        "/a/a",
+    ] {
+        let p = Path::new(probe);
+        assert_eq!(
+            excluded.covers(p),
+            paths.iter().any(|e| p.starts_with(e)),
+            "covers {probe}"
+        );
+        assert_eq!(
+            excluded.any_beneath(p),
+            paths.iter().any(|e| e.starts_with(p)),
+            "any_beneath {probe}"
+        );
+    }
+}
