@@ -1,7 +1,8 @@
 //! `cargo xtask dist`: the `cordon` binary to install, statically linked.
 //!
-//! A command run through cordon executes the `cordon` binary up to three times: the CLI itself,
-//! the session reaper, and the stage inside the jail. A dynamically linked binary pays the
+//! A command run through cordon executes the `cordon` binary twice: the CLI itself and the stage
+//! inside the jail (the CLI forks its session reaper; a library harness starts the binary as
+//! its reaper once per process). A dynamically linked binary pays the
 //! loader's work (mapping libc and libgcc_s, relocations, their start-up code) each time; a
 //! static-pie one does not. `docs/benchmarks.md` measures both: the static one is what the
 //! launch figures stand for.

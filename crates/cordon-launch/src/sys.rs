@@ -128,10 +128,17 @@ pub(crate) fn fork_single_threaded(
             let ok = libc::setpgid(0, 0) == 0
                 && libc::dup2(input, 0) == 0
                 && libc::dup2(output, 1) == 1
-                && libc::dup2(output, 2) == 2
-                && libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32) == 0;
+                && libc::dup2(output, 2) == 2;
             if !ok {
                 libc::_exit(1);
+            }
+            // Nothing of the parent's stays open here (a pipe a caller waits on to close, say).
+            // Kernels before 5.9 have no close_range: each number up to the descriptor limit.
+            if libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32) != 0 {
+                let max = libc::sysconf(libc::_SC_OPEN_MAX).clamp(3, 1 << 20) as libc::c_int;
+                for fd in 3..max {
+                    libc::close(fd);
+                }
             }
             libc::_exit(body());
         }

@@ -281,8 +281,8 @@ impl Report {
                  program on a descriptor) minus cordon's in-jail stage (and so without its \
                  self-check and its Landlock second wall); `bwrap (seed flags)` is the seed \
                  design's command line without seccomp. `cordon run (CLI)` is the binary \
-                 `cargo xtask dist` builds (statically linked: a command executes it up to three \
-                 times, as the CLI, the session reaper and the in-jail stage) with a warm probe \
+                 `cargo xtask dist` builds (statically linked: a command executes it twice, as \
+                 the CLI and the in-jail stage; the CLI forks its session reaper) with a warm probe \
                  cache, as every run after the first; the dynamically linked `cargo build \
                  --release` binary has a row of its own. `cordon serve` is one session of that \
                  binary started before timing: each sample writes one request line \
