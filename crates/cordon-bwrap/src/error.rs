@@ -44,6 +44,22 @@ pub enum BwrapError {
         count: usize,
     },
 
+    /// A path bubblewrap would mount is too long for it: it names each through its own prefix
+    /// (`/oldroot` for a source, `/newroot` for a destination), and the whole must stay under
+    /// the kernel's PATH_MAX.
+    #[error(
+        "{what} {path} is {len} bytes long; bubblewrap mounts at most {}-byte paths (it prefixes each with /oldroot or /newroot, within the kernel's 4096)",
+        crate::MAX_MOUNT_PATH
+    )]
+    PathTooLong {
+        /// What the path is to bubblewrap: `mount source`, `mount destination`.
+        what: &'static str,
+        /// The path.
+        path: String,
+        /// Its length in bytes.
+        len: usize,
+    },
+
     /// A path of the plan is relative or has a `..` component. The plan is supposed to hold
     /// canonical paths only; a relative one could be read as an option, and a `..` defeats the
     /// parent-before-child order.

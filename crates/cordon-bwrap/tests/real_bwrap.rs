@@ -189,3 +189,52 @@ fn max_arguments_is_what_real_bubblewrap_takes() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// A directory whose path is exactly `total` bytes long, made below `base`.
+fn dir_of_length(base: &Path, total: usize) -> std::path::PathBuf {
+    let mut path = base.to_path_buf();
+    while path.as_os_str().len() < total {
+        let part = (total - path.as_os_str().len() - 1).min(200);
+        path.push("p".repeat(part));
+    }
+    assert_eq!(path.as_os_str().len(), total);
+    std::fs::create_dir_all(&path).unwrap();
+    path
+}
+
+#[test]
+fn max_mount_path_is_what_real_bubblewrap_mounts() {
+    let _ = features();
+    let base = tempfile::tempdir().unwrap();
+    let bind = |dir: &Path| {
+        Command::new(BWRAP)
+            .args(["--ro-bind", "/", "/", "--bind"])
+            .arg(dir)
+            .arg(dir)
+            .args(["--", "/bin/true"])
+            .output()
+            .unwrap()
+    };
+    let step = |dir: &Path| {
+        vec![vec![
+            "--bind".into(),
+            dir.into(),
+            dir.as_os_str().to_owned(),
+        ]]
+    };
+    let most = dir_of_length(base.path(), cordon_bwrap::MAX_MOUNT_PATH);
+    let out = bind(&most);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(cordon_bwrap::check_mount_paths(&step(&most)).is_ok());
+    let over = dir_of_length(&base.path().join("o"), cordon_bwrap::MAX_MOUNT_PATH + 1);
+    let out = bind(&over);
+    assert!(!out.status.success(), "bubblewrap mounted a longer path");
+    assert!(matches!(
+        cordon_bwrap::check_mount_paths(&step(&over)),
+        Err(cordon_bwrap::BwrapError::PathTooLong { len, .. }) if len == cordon_bwrap::MAX_MOUNT_PATH + 1
+    ));
+}

@@ -310,11 +310,13 @@ impl Backend for BwrapBackend {
         let mutant = crate::mutant::active()?;
         #[cfg(all(feature = "mutants", debug_assertions))]
         let steps = mutant.map_or(steps.clone(), |m| crate::mutant::options(m, &steps));
-        // What bubblewrap would refuse at start-up (about 2,900 masks) is refused, named.
+        // What bubblewrap would refuse at start-up (about 2,900 masks, a path it cannot mount)
+        // is refused, named.
         let startable = cordon_bwrap::check_argument_count(
             steps.iter().map(Vec::len).sum(),
             built.command_line(0).len(),
         )
+        .and_then(|()| cordon_bwrap::check_mount_paths(&steps))
         .map_err(LaunchError::from);
         let bytes = crate::guard::nul_separated(&steps);
         let args_fd = sys::memfd_with("cordon-bwrap-args", &bytes)

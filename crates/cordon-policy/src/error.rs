@@ -46,6 +46,20 @@ pub enum PolicyError {
         "the home directory is unknown (HOME is unset or not absolute); cordon needs it to place credential masks"
     )]
     HomeUnknown,
+    /// A path of the invocation is longer than any system call takes (PATH_MAX, 4096 bytes with
+    /// its NUL), so it cannot even be looked up.
+    #[error(
+        "{what} {} is {len} bytes long, past the kernel's PATH_MAX (at most 4095 bytes): no system call can name it",
+        show(.path)
+    )]
+    PathTooLong {
+        /// Which path (cwd, writable root).
+        what: &'static str,
+        /// The path.
+        path: PathBuf,
+        /// Its length in bytes.
+        len: usize,
+    },
     /// The working directory does not exist or is not a directory.
     #[error("cwd {} does not exist or is not a directory", show(.path))]
     CwdMissing {

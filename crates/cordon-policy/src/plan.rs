@@ -317,6 +317,9 @@ enum Origin {
     Confined,
 }
 
+/// The kernel's PATH_MAX: a path of this many bytes or more (without its NUL) names nothing.
+const PATH_MAX: usize = 4096;
+
 fn resolve_dir(
     host: &dyn HostFacts,
     path: &Path,
@@ -327,6 +330,14 @@ fn resolve_dir(
         return Err(PolicyError::RelativeInvocationPath {
             what,
             path: path.to_path_buf(),
+        });
+    }
+    let len = path.as_os_str().len();
+    if len >= PATH_MAX {
+        return Err(PolicyError::PathTooLong {
+            what,
+            path: path.to_path_buf(),
+            len,
         });
     }
     match host.canonicalize(path) {

@@ -264,6 +264,47 @@ fn a_4000_byte_workspace_runs() {
 }
 
 #[test]
+fn the_longest_workspace_bubblewrap_mounts_runs_and_one_byte_more_is_refused() {
+    let j = Jail::new();
+    let most = long_dir(&j.work, 4087);
+    let run = |dir: &Path| {
+        j.run(&[
+            "run",
+            "--json",
+            "--cwd",
+            dir.to_str().unwrap(),
+            "--",
+            "/bin/sh",
+            "-c",
+            "echo made > made.txt && cat made.txt",
+        ])
+    };
+    // (made.txt's own path is past PATH_MAX: only the jail, from its cwd, can name it.)
+    let out = run(&most);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(json(&out)["stdout"]["text"], "made\n");
+    // One byte more: bubblewrap could not mount it ("Can't get type of source"); cordon says
+    // why, exits 125 and starts nothing.
+    let over = most
+        .parent()
+        .unwrap()
+        .join(format!("{}x", most.file_name().unwrap().to_str().unwrap()));
+    std::fs::create_dir(&over).unwrap();
+    assert_eq!(over.as_os_str().len(), 4088);
+    let out = run(&over);
+    assert_eq!(out.status.code(), Some(125), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stderr),
+        format!(
+            "cordon: mount source {} is 4088 bytes long; bubblewrap mounts at most 4087-byte \
+             paths (it prefixes each with /oldroot or /newroot, within the kernel's 4096)\n",
+            over.display()
+        )
+    );
+    assert!(out.stdout.is_empty(), "{}", text(&out.stdout));
+}
+
+#[test]
 fn a_4000_byte_mask_holds() {
     let j = Jail::new();
     let deep = long_dir(&j.work, 4000);
@@ -307,8 +348,10 @@ fn a_cwd_past_path_max_is_refused_with_125() {
     assert_eq!(
         text(&out.stderr),
         format!(
-            "cordon: cwd {} does not exist or is not a directory\n",
-            long.display()
+            "cordon: cwd {} is {} bytes long, past the kernel's PATH_MAX (at most 4095 bytes): \
+             no system call can name it\n",
+            long.display(),
+            long.as_os_str().len()
         )
     );
 }
