@@ -53,7 +53,7 @@ pub fn run_with(root: &Path, opts: &Options) -> Result<(), Error> {
         )));
     }
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let target = target_dir(root);
+    let target = crate::workspace::target_dir(root);
     // Two invocations, not one: building both packages at once would unify their dependencies'
     // features and give a `cordon` binary unlike the one `-p cordon` builds.
     Cmd::new(&cargo)
@@ -91,13 +91,6 @@ pub fn run_with(root: &Path, opts: &Options) -> Result<(), Error> {
         println!("wrote {}", docs.display());
     }
     Ok(())
-}
-
-fn target_dir(root: &Path) -> PathBuf {
-    match std::env::var_os("CARGO_TARGET_DIR") {
-        Some(dir) => root.join(dir),
-        None => root.join("target"),
-    }
 }
 
 fn median(samples: &mut [Duration]) -> Duration {

@@ -321,10 +321,7 @@ fn load(ctx: &Ctx) -> Result<(), Error> {
         .map_err(|e| Error::Ci(format!("cannot give {} to the user: {e}", dir.display())))?;
         let xtask =
             std::env::current_exe().map_err(|e| Error::Ci(format!("where is xtask: {e}")))?;
-        let target = match std::env::var_os("CARGO_TARGET_DIR") {
-            Some(t) => ctx.root().join(t),
-            None => ctx.root().join("target"),
-        };
+        let target = crate::workspace::target_dir(ctx.root());
         Cmd::new("setpriv")
             .arg(format!("--reuid={}", ids.uid))
             .arg(format!("--regid={}", ids.gid))

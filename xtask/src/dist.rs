@@ -33,10 +33,7 @@ pub fn build(root: &Path) -> Result<PathBuf, Error> {
             "the static build is for Linux with glibc; this host is {host}: use `cargo build --release -p cordon`"
         )));
     }
-    let target = match std::env::var_os("CARGO_TARGET_DIR") {
-        Some(dir) => root.join(dir),
-        None => root.join("target"),
-    };
+    let target = crate::workspace::target_dir(root);
     Cmd::new(&cargo)
         .args([
             "build",

@@ -1,5 +1,5 @@
 //! What the workspace contains, as far as the tasks need to know: the test targets that bring
-//! their own harness (`[[test]] harness = false`).
+//! their own harness (`[[test]] harness = false`), and where cargo builds ([`target_dir`]).
 //!
 //! `cargo metadata` lists targets but not their `harness` flag, so that one fact is read from
 //! each member's manifest.
@@ -132,6 +132,15 @@ impl Manifest {
                 })
             })
             .collect()
+    }
+}
+
+/// Cargo's target directory for the workspace at `root` (`CARGO_TARGET_DIR`, relative to `root`
+/// when relative, else `root/target`).
+pub fn target_dir(root: &Path) -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(dir) => root.join(dir),
+        None => root.join("target"),
     }
 }
 

@@ -253,9 +253,7 @@ pub fn run(root: &Path, opts: &Options) -> Result<(), Error> {
 /// Builds both CLIs and lays out the run's directory.
 fn prepare(root: &Path, ids: &Identities, opts: &Options) -> Result<Suite, Error> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .map_or_else(|| root.join("target"), |t| root.join(t));
+    let target = crate::workspace::target_dir(root);
     Cmd::new(&cargo)
         .args(["build", "--locked", "-p", "cordon"])
         .current_dir(root)
@@ -609,10 +607,7 @@ fn run_mutants(
 /// release build ignores both variables (its jail still has a seccomp filter).
 fn hooks_unreachable(root: &Path, suite: &Suite) -> Result<(), Error> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .map_or_else(|| root.join("target"), |t| root.join(t))
-        .join("mutants");
+    let target = crate::workspace::target_dir(root).join("mutants");
     Cmd::new(&cargo)
         .args([
             "build",

@@ -220,8 +220,9 @@ pub fn mounts() -> BTreeMap<String, usize> {
     out
 }
 
-/// Processes whose command line contains `needle`: (pid, command line with spaces for NULs).
-pub fn processes_with(needle: &str) -> Vec<(u32, String)> {
+/// Every process but this one for which `keep` holds (given its pid, `/proc/<pid>` and its
+/// command line with spaces for NULs): (pid, that command line).
+fn processes_where(keep: impl Fn(u32, &Path, &str) -> bool) -> Vec<(u32, String)> {
     let me = std::process::id();
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
@@ -238,11 +239,16 @@ pub fn processes_with(needle: &str) -> Vec<(u32, String)> {
             continue;
         };
         let text = String::from_utf8_lossy(&bytes).replace('\0', " ");
-        if text.contains(needle) {
+        if keep(pid, &e.path(), &text) {
             out.push((pid, text.trim_end().to_owned()));
         }
     }
     out
+}
+
+/// Processes whose command line contains `needle`: (pid, command line with spaces for NULs).
+pub fn processes_with(needle: &str) -> Vec<(u32, String)> {
+    processes_where(|_, _, cmdline| cmdline.contains(needle))
 }
 
 /// Every session reaper still at work (by the name each gives itself, `/proc/<pid>/comm`: a
@@ -251,25 +257,11 @@ pub fn processes_with(needle: &str) -> Vec<(u32, String)> {
 /// parent, was killed).
 pub fn reapers() -> Vec<(u32, String)> {
     let want = cordon_launch::leftovers::REAPER_NAME.to_bytes();
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    for e in entries.flatten() {
-        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
-            continue;
-        };
-        let Ok(comm) = std::fs::read(e.path().join("comm")) else {
-            continue;
-        };
-        if comm.strip_suffix(b"\n").unwrap_or(&comm) != want || state_of(pid) == Some('Z') {
-            continue;
-        }
-        let cmdline = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
-        let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-        out.push((pid, text.trim_end().to_owned()));
-    }
-    out
+    processes_where(|pid, dir, _| {
+        std::fs::read(dir.join("comm"))
+            .is_ok_and(|comm| comm.strip_suffix(b"\n").unwrap_or(&comm) == want)
+            && state_of(pid) != Some('Z')
+    })
 }
 
 /// The session reapers whose parent is `pid`.

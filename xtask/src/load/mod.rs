@@ -162,9 +162,7 @@ pub fn run(root: &Path, opts: &Options) -> Result<(), LoadError> {
     if !Path::new(BWRAP).exists() {
         return Err(LoadError::NoBubblewrap(BWRAP));
     }
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .map_or_else(|| root.join("target"), |t| root.join(t));
+    let target = crate::workspace::target_dir(root);
     let built = match &opts.cordon {
         Some(path) => path.clone(),
         None => {
