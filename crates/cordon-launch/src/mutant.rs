@@ -133,7 +133,14 @@ pub(crate) fn self_check(mutant: Mutant, status_fd: i32) -> SelfCheck {
     SelfCheck {
         status_fd,
         deny_network: false,
-        outside: PathBuf::from("/proc/.cordon-mutant-no-self-check"),
+        // Never created (the weakened jail is not checked), but unique: it is also the marker
+        // the session reaper kills a killed launcher's jail by, and a shared one would have a
+        // killed launcher's reaper kill every other mutant jail running at the time.
+        outside: PathBuf::from(format!(
+            "/proc/.cordon-mutant-no-self-check-{}-{}",
+            std::process::id(),
+            crate::backend::nonce()
+        )),
         masked: (mutant == Mutant::KeepFds).then(|| (PathBuf::from(KEEP_FDS_MARK), false)),
         // A weakened first wall must show in the escape suite, not be hidden by the second.
         landlock_fd: None,
