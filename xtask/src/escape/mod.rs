@@ -47,7 +47,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::cmd::Cmd;
 use crate::error::Error;
@@ -512,6 +512,7 @@ fn run_mutants(
         return Err(err("CI=true requires running as root"));
     }
     hooks_unreachable(root, base_suite)?;
+    mutant_jails_independent(base_suite)?;
     if let Some(unknown) = opts.mutant.iter().find(|m| !MUTANTS.contains(&m.as_str())) {
         return Err(err(format!(
             "unknown weakening {unknown:?}; known: {}",
@@ -674,6 +675,62 @@ fn hooks_unreachable(root: &Path, suite: &Suite) -> Result<(), Error> {
     println!(
         "weakenings unreachable: no hook names in the default build nor in a release build with the feature; \
          CORDON_MUTANT=no-seccomp on the release build still runs with Seccomp: 2"
+    );
+    Ok(())
+}
+
+/// Weakened jails must stay independent of each other, as real ones are: a launcher killed
+/// mid-run (`proc/launcher-killed`) has its session reaper kill its own jail, found by a marker
+/// in the jail's command line, and must not take down another case's jail running at the same
+/// time (which would turn that case's verdict into noise: a fixed marker once made every
+/// weakening look caught by `proc/timeout-kills-tree`). One weakened run is started, a second
+/// one is SIGKILLed beside it, and the first must finish on its own.
+fn mutant_jails_independent(suite: &Suite) -> Result<(), Error> {
+    let base = suite.base.join("mutants-independent");
+    let start = |name: &str, script: &str| -> Result<std::process::Child, Error> {
+        let home = base.join(name);
+        let work = home.join("proj");
+        std::fs::create_dir_all(&work).map_err(|e| err(format!("{}: {e}", work.display())))?;
+        std::process::Command::new(&suite.cordon_mutants)
+            .args([
+                "run",
+                "--json",
+                "--timeout",
+                "20",
+                "--",
+                "/bin/sh",
+                "-c",
+                script,
+            ])
+            .env_clear()
+            .env("HOME", &home)
+            .env("PATH", harness::STD_PATH)
+            .env("CORDON_MUTANT", "no-masks")
+            .current_dir(&work)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .map_err(|e| err(format!("{}: {e}", suite.cordon_mutants.display())))
+    };
+    let survivor = start("survivor", "sleep 1.5; echo finished")?;
+    std::thread::sleep(Duration::from_millis(200));
+    let mut killed = start("killed", "sleep 30")?;
+    std::thread::sleep(Duration::from_millis(500));
+    let _ = killed.kill();
+    let _ = killed.wait();
+    let out = survivor
+        .wait_with_output()
+        .map_err(|e| err(format!("waiting for the weakened run: {e}")))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    if out.status.code() != Some(0) || !text.contains("finished") {
+        return Err(err(format!(
+            "a weakened jail did not survive another weakened launcher's SIGKILL (exit {:?}): {text}",
+            out.status.code()
+        )));
+    }
+    println!(
+        "weakened jails independent: a SIGKILLed weakened launcher left another's jail running"
     );
     Ok(())
 }
