@@ -4,10 +4,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::{OsStr, OsString};
 use std::fmt;
 
-use cordon_policy::EnvPolicy;
 use serde::Serialize;
 
 use crate::error::{EnvError, NameProblem, PolicyList};
+use crate::policy::EnvPolicy;
 use crate::rules::{NameClass, classify, matching_rule};
 
 #[cfg(test)]

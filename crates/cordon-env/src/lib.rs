@@ -16,6 +16,10 @@
 //! [`classify`] and [`reads_as_credential`] expose the classifier so that `cordon audit` can flag
 //! a configured `pass` name, and [`RULES`] is the whole table, each rule with the reason it exists.
 //!
+//! It depends on serde and thiserror only, so filtering an environment pulls in nothing else.
+//! [`EnvPolicy`] is defined here; `cordon-policy` depends on this crate and re-exports it as
+//! `cordon_policy::EnvPolicy`.
+//!
 //! # What this crate is not for
 //!
 //! - It never changes the launcher's own environment: it calls neither `set_var` nor
@@ -70,11 +74,12 @@
 
 mod child;
 mod error;
+mod policy;
 mod rules;
 mod table;
 
 pub use child::{ChildEnv, DropReason, Dropped, host_snapshot};
-pub use cordon_policy::EnvPolicy;
 pub use error::{EnvError, NameProblem, PolicyList};
+pub use policy::EnvPolicy;
 pub use rules::{NameClass, Pattern, Rule, classify, matching_rule, reads_as_credential};
 pub use table::{ALLOWLIST, ALLOWLIST_PREFIX, RULES};

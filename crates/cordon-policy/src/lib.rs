@@ -14,7 +14,8 @@
 //!
 //! This crate does not spawn processes, touch the environment, or enforce anything: it reads the
 //! host only through [`HostFacts`] (and [`config::load_file`] reads the file it is given). It
-//! depends on serde, toml, thiserror and sha2 only, so a harness can use it on its own.
+//! depends on `cordon-env` (which defines [`EnvPolicy`], re-exported here), serde, toml, thiserror
+//! and sha2 only, so a harness can use it on its own.
 //!
 //! ```
 //! use cordon_policy::{FakeHost, Invocation, Network, Plan, Policy, Profile};
@@ -44,9 +45,10 @@ mod plan;
 mod policy;
 mod profile;
 
+pub use cordon_env::EnvPolicy;
 pub use error::PolicyError;
 pub use host::{EntryKind, FakeHost, HostFacts, RealHost};
-pub use model::{EnvPolicy, Limits, Network, Posture, Unavailable};
+pub use model::{Limits, Network, Posture, Unavailable};
 pub use paths::PathSpec;
 pub use plan::{
     Bind, CredentialMask, Invocation, Plan, ProtectedPath, SkipReason, Skipped, Symlink,

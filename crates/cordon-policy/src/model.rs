@@ -1,6 +1,5 @@
 //! The plain data a policy is made of.
 
-use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
@@ -34,18 +33,6 @@ pub enum Unavailable {
     Refuse,
     /// Run unsandboxed and say so loudly. Only ever set explicitly.
     Warn,
-}
-
-/// The environment the jailed command receives, beyond the fixed allowlist.
-///
-/// `pass` names are copied from the host only when they do not read as a credential;
-/// `set` values are applied inside the jail, never to the launcher's own process.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct EnvPolicy {
-    /// Host variables passed through by name.
-    pub pass: BTreeSet<String>,
-    /// Explicit values set inside the jail.
-    pub set: BTreeMap<String, String>,
 }
 
 /// Resource limits. `None` means "no limit of this kind".

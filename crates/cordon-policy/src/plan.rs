@@ -3,12 +3,13 @@
 
 use std::path::{Path, PathBuf};
 
+use cordon_env::EnvPolicy;
 use serde::Serialize;
 
 use crate::defaults;
 use crate::error::PolicyError;
 use crate::host::{EntryKind, HostFacts};
-use crate::model::{EnvPolicy, Limits, Network, Posture, Unavailable};
+use crate::model::{Limits, Network, Posture, Unavailable};
 use crate::paths::{PathSpec, check_no_nul, is_within, serialize_path, serialize_paths};
 use crate::policy::{Policy, PolicyHash};
 use crate::profile::Profile;

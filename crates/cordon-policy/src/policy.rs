@@ -2,12 +2,13 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use cordon_env::EnvPolicy;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use crate::defaults;
 use crate::error::PolicyError;
-use crate::model::{EnvPolicy, Limits, Network, Posture, Unavailable};
+use crate::model::{Limits, Network, Posture, Unavailable};
 use crate::paths::PathSpec;
 use crate::profile::Profile;
 
