@@ -63,7 +63,7 @@ fn bwrap(plan: &Plan) -> Result<cordon_bwrap::BwrapArgs, cordon_bwrap::BwrapErro
     let env = BTreeMap::from([(OsString::from("PATH"), OsString::from("/usr/bin:/bin"))]);
     let argv = [OsString::from("true")];
     cordon_bwrap::build(&Request {
-        plan,
+        plan: &plan.guard(&cordon_policy::FakeHost::typical()),
         features: &features,
         env: &env,
         fds: Descriptors { seccomp: 4 },

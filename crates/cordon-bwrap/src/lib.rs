@@ -3,8 +3,20 @@
 //! cordon jails a command on Linux with bubblewrap (`bwrap`): new user, PID, IPC, UTS and cgroup
 //! namespaces (and a new network namespace when the network is denied), no capabilities, a new
 //! terminal session, death with the launcher, an environment rebuilt from nothing, cordon's
-//! seccomp filter, and a mount namespace built from the plan. [`build`] turns a plan into that
-//! argument list and nothing else.
+//! seccomp filter, and a mount namespace built from the plan. [`build`] turns a guarded plan
+//! ([`GuardedPlan`], from [`Plan::guard`](cordon_policy::Plan::guard)) into that argument list
+//! and nothing else.
+//!
+//! # One owner for the jail
+//!
+//! Everything that decides what cordon's bubblewrap jail contains is decided here and in the
+//! plan's guard, from the plan and the host facts alone: the namespaces, the masks, the
+//! protected paths, the pins of the directories above them and the placeholders for missing
+//! ones ([`GuardedPlan::placeholders`], which the caller makes before the jail starts), the
+//! read-only `/proc/sys`, `/proc/irq` and `/proc/bus`, and whether bubblewrap can start with
+//! the list at all ([`BwrapArgs::startable`]: its argument limit and its mount path length).
+//! cordon's launcher adds nothing to the list, so a project that builds it with this crate
+//! alone gets the jail `cordon run` hands bubblewrap.
 //!
 //! # The order of the mounts
 //!
@@ -71,6 +83,10 @@
 //!
 //! let env = BTreeMap::from([(OsString::from("PATH"), OsString::from("/usr/bin:/bin"))]);
 //! let argv = [OsString::from("cargo"), OsString::from("test")];
+//! // The guard pins the directories above protected paths and lists the placeholders for
+//! // missing ones: the launcher makes them before bubblewrap starts.
+//! let plan = plan.guard(&host);
+//! assert!(plan.placeholders().iter().any(|p| p.path.ends_with(".vscode")));
 //! let args = build(&Request {
 //!     plan: &plan,
 //!     features: &features,
@@ -88,6 +104,9 @@
 //!         < position("--ro-bind /home/u/proj/.git/hooks /home/u/proj/.git/hooks")
 //! );
 //! assert!(rules.contains("--perms 0000 --tmpfs /home/u/.ssh --remount-ro /home/u/.ssh"));
+//! assert!(rules.contains("--bind /home/u/proj/.git /home/u/proj/.git")); // a pin
+//! assert!(rules.contains("--ro-bind /proc/sys /proc/sys"));
+//! args.startable()?;
 //! assert!(rules.ends_with("-- cargo test"));
 //!
 //! let _bytes_for_the_args_fd = args.to_nul_separated()?;
@@ -107,7 +126,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use cordon_policy::paths::DisplayPath;
-use cordon_policy::{Network, Plan};
+use cordon_policy::{GuardedPlan, Network};
 
 pub use error::BwrapError;
 pub use features::{FEATURE_USES, FeatureUse, Features, MIN_VERSION, Need};
@@ -181,8 +200,12 @@ pub struct Descriptors {
 /// Everything [`build`] needs.
 #[derive(Debug, Clone, Copy)]
 pub struct Request<'a> {
-    /// The resolved plan.
-    pub plan: &'a Plan,
+    /// The resolved plan, guarded ([`Plan::guard`](cordon_policy::Plan::guard)): the pins and
+    /// placeholders that keep protected paths in place are part of it, so the argument list is
+    /// the jail cordon itself runs. Make (or join) its
+    /// [`placeholders`](GuardedPlan::placeholders) before bubblewrap starts: each is bound
+    /// read-only, and a missing one stops bubblewrap.
+    pub plan: &'a GuardedPlan,
     /// What the installed bubblewrap supports.
     pub features: &'a Features,
     /// The exact environment of the jailed command, already filtered (`cordon-env`). Set inside
@@ -223,6 +246,17 @@ impl BwrapArgs {
     /// The command that runs in the jail.
     pub fn command(&self) -> &[OsString] {
         &self.command
+    }
+
+    /// Whether bubblewrap can start with these arguments: refused, named, when they exceed its
+    /// argument limit ([`check_argument_count`]) or hold a path longer than it can mount
+    /// ([`check_mount_paths`]). The list is still there to show (`cordon explain`).
+    pub fn startable(&self) -> Result<(), BwrapError> {
+        check_argument_count(
+            self.steps.iter().map(Vec::len).sum(),
+            self.command_line(0).len(),
+        )?;
+        check_mount_paths(&self.steps)
     }
 
     /// The whole list as if given on one command line: options, `--`, command.
@@ -285,7 +319,7 @@ fn render_line(args: &[OsString]) -> String {
 /// byte, when an environment name cannot be set, when the seccomp descriptor is 0, 1, 2 or
 /// negative, or when a plan path lies in [`STAGE_DIR`].
 pub fn build(req: &Request<'_>) -> Result<BwrapArgs, BwrapError> {
-    let plan = req.plan;
+    let plan = req.plan.plan();
     let features = req.features;
     let missing = features.missing_required();
     if !missing.is_empty() {
@@ -328,7 +362,7 @@ pub fn build(req: &Request<'_>) -> Result<BwrapArgs, BwrapError> {
     steps.push(vec!["--cap-drop".into(), "ALL".into()]);
 
     // Filesystem, in the order documented in `mounts`.
-    steps.extend(mounts::ordered(plan, req.stage)?);
+    steps.extend(proc_sys_read_only(mounts::ordered(plan, req.stage)?));
 
     // What runs: where, with which environment, under which filter.
     steps.push(vec!["--chdir".into(), plan.cwd.clone().into()]);
@@ -359,6 +393,38 @@ pub fn build(req: &Request<'_>) -> Result<BwrapArgs, BwrapError> {
     Ok(BwrapArgs { steps, command })
 }
 
+/// `--proc` leaves `/proc/sys` writable for a jail whose user is the host's root: its files
+/// belong to root with mode 0644, the kernel's sysctl check is by owner alone (no capability),
+/// and bubblewrap covers `/proc/sys` (and `irq`, `bus`) only when the directory itself is
+/// writable, which a 0555 directory is not. A root-run jail could so set `kernel.core_pattern`
+/// or `kernel.modprobe` for the whole host (escape suite: `kernel/tunables-and-devices`). Every
+/// `--proc DEST` is therefore followed by read-only binds of `/proc/sys`, `/proc/irq` and
+/// `/proc/bus` at `DEST/…` (what a reader sees in them depends on its own namespaces, not on the
+/// proc instance, so the view is unchanged).
+fn proc_sys_read_only(steps: Vec<Vec<OsString>>) -> Vec<Vec<OsString>> {
+    let mut out = Vec::with_capacity(steps.len() + 3);
+    for step in steps {
+        let dest = (step.first().is_some_and(|f| f == "--proc"))
+            .then(|| step.get(1).cloned())
+            .flatten();
+        out.push(step);
+        if let Some(dest) = dest {
+            for (flag, name) in [
+                ("--ro-bind", "sys"),
+                ("--ro-bind-try", "irq"),
+                ("--ro-bind-try", "bus"),
+            ] {
+                out.push(vec![
+                    flag.into(),
+                    Path::new("/proc").join(name).into_os_string(),
+                    Path::new(&dest).join(name).into_os_string(),
+                ]);
+            }
+        }
+    }
+    out
+}
+
 fn check_env_name(name: &OsStr) -> Result<(), BwrapError> {
     mounts::check_no_nul("environment name", name)?;
     if name.is_empty() || name.as_bytes().contains(&b'=') {
@@ -373,6 +439,35 @@ fn check_env_name(name: &OsStr) -> Result<(), BwrapError> {
 mod tests {
     use super::*;
     use std::os::unix::ffi::OsStringExt;
+
+    #[test]
+    fn proc_sys_irq_and_bus_are_bound_read_only_after_proc() {
+        let steps: Vec<Vec<OsString>> = vec![
+            vec!["--dev".into(), "/dev".into()],
+            vec!["--proc".into(), "/proc".into()],
+            vec!["--tmpfs".into(), "/run".into()],
+        ];
+        let flat: Vec<String> = proc_sys_read_only(steps)
+            .iter()
+            .map(|s| {
+                s.iter()
+                    .map(|w| w.to_string_lossy())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect();
+        assert_eq!(
+            flat,
+            [
+                "--dev /dev",
+                "--proc /proc",
+                "--ro-bind /proc/sys /proc/sys",
+                "--ro-bind-try /proc/irq /proc/irq",
+                "--ro-bind-try /proc/bus /proc/bus",
+                "--tmpfs /run",
+            ]
+        );
+    }
 
     #[test]
     fn nul_separated_output_refuses_a_nul_byte_rather_than_split_it() {

@@ -221,7 +221,7 @@ fn base_plan() -> Plan {
 fn build_case(case: &Case) -> Result<BwrapArgs, BwrapError> {
     let features = features();
     build(&Request {
-        plan: &case.plan,
+        plan: &case.plan.guard(&cordon_policy::FakeHost::typical()),
         features: &features,
         env: &case.env,
         fds: FDS,
@@ -244,11 +244,17 @@ fn strictly_below(path: &Path, base: &Path) -> bool {
 /// What the plan says must be mounted, written out independently of the crate: each entry of
 /// each list as its steps, minus what lies strictly below a mask.
 fn expected_mounts(case: &Case) -> Vec<Step> {
-    let plan = &case.plan;
+    // The builder takes the guarded plan: the pins and placeholders are part of what it mounts.
+    let guarded = case.plan.guard(&cordon_policy::FakeHost::typical());
+    let plan = guarded.plan();
     let mut tagged: Vec<(u8, PathBuf, Vec<Step>)> = vec![
         (0, "/dev".into(), vec![step("--dev", &["/dev".as_ref()])]),
         (0, "/proc".into(), vec![step("--proc", &["/proc".as_ref()])]),
     ];
+    for (flag, name) in [("--ro-bind", "sys"), ("--ro-bind-try", "irq"), ("--ro-bind-try", "bus")] {
+        let p = Path::new("/proc").join(name);
+        tagged.push((0, p.clone(), vec![step(flag, &[p.as_os_str(), p.as_os_str()])]));
+    }
     if plan.posture == Posture::Host {
         tagged.push((
             0,
@@ -308,6 +314,7 @@ fn expected_mounts(case: &Case) -> Vec<Step> {
 
 const MOUNT_FLAGS: &[&str] = &[
     "--ro-bind",
+    "--ro-bind-try",
     "--bind",
     "--tmpfs",
     "--dev",

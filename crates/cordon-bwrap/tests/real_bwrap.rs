@@ -71,6 +71,14 @@ fn run_in_jail(posture: Posture) {
     }
     let host = RealHost::new(std::env::var_os("HOME"));
     let plan = Plan::resolve(&b.build(), &Invocation::at(&ws), &host).unwrap();
+    // What the launcher does before bubblewrap starts: make the guard's placeholders.
+    let plan = plan.guard(&host);
+    for p in plan.placeholders().iter().filter(|p| p.created_for_the_run) {
+        match p.kind {
+            cordon_policy::PlaceholderKind::Dir => std::fs::create_dir(&p.path).unwrap(),
+            cordon_policy::PlaceholderKind::File(content) => std::fs::write(&p.path, content).unwrap(),
+        }
+    }
 
     let env = BTreeMap::from([
         (OsString::from("PATH"), OsString::from("/usr/bin:/bin")),

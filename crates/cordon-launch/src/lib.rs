@@ -3,59 +3,114 @@
 //! [`Launcher::run`] takes a resolved [`Plan`](cordon_policy::Plan) and a command line and follows
 //! the order of DESIGN.md: build the child environment ([`cordon_env`]), pick the first backend
 //! whose probe *proved* enforcement ([`Backend::probe`]; no such backend means a refusal, or an
-//! unsandboxed run only when `unavailable = "warn"` was set explicitly), spawn it in its own
-//! process group with the policy's resource limits and no inherited descriptor but stdio and what
-//! the backend needs, let the in-jail [`stage`] check that the jail holds before the payload runs,
-//! then supervise: a wall-clock timeout kills the whole tree, output is capped in memory, and the
-//! exit code, duration, backend, policy hash and recognised denials come back as a [`RunResult`].
+//! unsandboxed run only when `unavailable = "warn"` was set explicitly), guard the plan
+//! ([`Plan::guard`](cordon_policy::Plan::guard)) and make the placeholders it lists, spawn the
+//! backend's jail in its own process group with the policy's resource limits and no inherited
+//! descriptor but stdio and what the backend needs, let the in-jail stage check that the jail
+//! holds before the payload runs, then supervise: a wall-clock timeout kills the whole tree,
+//! output is capped in memory, and the exit code, duration, backend, policy hash and recognised
+//! denials come back as a [`RunResult`].
 //!
 //! A harness that runs many commands prepares a session once ([`Launcher::prepare`]: the walk of
 //! the writable roots) and runs each command with [`Launcher::run_prepared`], which checks the
 //! roots in constant time and, on bubblewrap, builds each next jail while the caller works on the
 //! last result, so a command is handed to a jail that is already built and checked.
 //!
-//! The bubblewrap backend finds `bwrap` only in trusted root-owned locations ([`locate`]), passes
-//! every argument through a descriptor (`--args`), and hands the seccomp program over on another.
+//! Not for: deciding policy (that is `cordon-policy`), deciding what a bubblewrap jail contains
+//! (that is `cordon-bwrap` with the plan's guard: the launcher only makes the placeholders they
+//! list), judging commands (the floor), or printing.
 //!
-//! Not for: deciding policy (that is `cordon-policy`), judging commands (the floor), or printing.
-//! Linux only.
+//! # Where things are
 //!
-//! A binary that embeds the stage must call [`stage::run_if_stage`] first thing in `main`:
+//! - `launcher/`: the cold path ([`Launcher::run`], [`Launcher::explain`]), the spawned jail,
+//!   the result. `session/`: [`Preparation`], [`Launcher::run_prepared`] and the jail built ahead.
+//! - `backend/`: the [`Backend`] trait; `probe.rs` between it and the implementations in
+//!   `backend/bwrap.rs`, `backend/landlock.rs` and `backend/seatbelt.rs`.
+//! - `stage.rs` (what runs inside the jail before the payload) and `entry.rs` (the binary's
+//!   modes: stage and reaper); `reaper.rs` (the session reaper), `cleanup.rs` (what a run holds
+//!   on the host), `placeholders.rs` (how a placeholder is made and removed), `pids.rs` (root's
+//!   process limit), `supervise.rs`, `sys.rs` (the raw system calls).
+//!
+//! No module imports one that imports it back (`tests/module_graph.rs` checks it).
+//!
+//! # Example
+//!
+//! A binary that embeds the stage must call [`run_if_stage`] first thing in `main`; then it can
+//! run a command (`examples/echo.rs` is this, runnable):
 //!
 //! ```no_run
+//! use cordon_launch::{Forward, Launcher, RunRequest, RunStatus};
+//! use cordon_policy::{Invocation, Plan, Policy, Profile, RealHost};
+//!
 //! let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
-//! cordon_launch::stage::run_if_stage(&args); // never returns inside a jail
-//! // ... the program's own work ...
+//! cordon_launch::run_if_stage(&args); // never returns inside a jail
+//!
+//! let home = std::env::var_os("HOME");
+//! let plan = Plan::resolve(
+//!     &Policy::for_profile(Profile::Shell),
+//!     &Invocation::at(std::env::current_dir()?),
+//!     &RealHost::new(home.clone()),
+//! )?;
+//! let config = Launcher::default_config(std::env::current_exe()?, home, None);
+//! let launcher = Launcher::linux(config);
+//! let result = launcher.run(&RunRequest {
+//!     plan: &plan,
+//!     argv: &["echo".into(), "hi".into()],
+//!     host_env: &cordon_env::host_snapshot(),
+//!     forward: Forward::No,
+//!     inherit_stdin: false,
+//! })?;
+//! assert_eq!(result.status, RunStatus::Exited);
+//! assert_eq!(result.stdout.text, "hi\n");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
 mod backend;
+mod cleanup;
+mod entry;
 mod error;
 pub mod exit_codes;
-mod guard;
-pub mod landlock;
 mod launcher;
-pub mod leftovers;
-pub mod locate;
-#[cfg(all(feature = "mutants", debug_assertions))]
-mod mutant;
-mod pids;
-pub mod preparation;
-pub mod probe;
-pub mod seatbelt;
-pub mod stage;
-pub mod supervise;
+mod placeholders;
+mod probe;
+mod reaper;
+mod session;
+mod stage;
+mod supervise;
 mod sys;
-pub mod violations;
-mod warm;
+mod token;
+mod violations;
+#[cfg(all(feature = "mutants", debug_assertions))]
+mod weaken;
 
-pub use backend::{Backend, BackendReport, BwrapBackend, BwrapConfig, Prepared};
-pub use error::LaunchError;
-pub use landlock::{LandlockBackend, LandlockConfig};
-pub use launcher::{
-    BackendChoice, Launcher, RunRequest, RunResult, RunStatus, Stream, WAYS_OUT, policy_hash,
-    self_check,
+#[cfg(target_os = "linux")]
+mod pids;
+
+pub use backend::seatbelt::{SeatbeltBackend, SeatbeltConfig};
+
+/// What the Seatbelt backend shows and reads without running (`cordon explain --platform
+/// macos`, denials in the system log's words); generated and tested on every OS.
+pub mod seatbelt {
+    pub use crate::backend::seatbelt::{Explained, NAME, explain, recognise, to_violation};
+}
+pub use backend::{Backend, BackendReport, Prepared, ProbeOutcome};
+#[cfg(target_os = "linux")]
+pub use backend::{
+    bwrap::{BwrapBackend, BwrapConfig},
+    landlock::{LandlockBackend, LandlockConfig},
+    locate::TRUSTED_BWRAP_PATHS,
 };
-pub use preparation::{Preparation, PreparationReport};
-pub use probe::ProbeOutcome;
-pub use seatbelt::{SeatbeltBackend, SeatbeltConfig};
+pub use entry::run_if_stage;
+pub use error::LaunchError;
+pub use launcher::{
+    BackendChoice, Explanation, Launcher, RunRequest, RunResult, RunStatus, Stream, WAYS_OUT,
+    policy_hash,
+};
+pub use reaper::{REAPER_NAME, start_session_forked};
+pub use session::{Preparation, PreparationReport};
+pub use supervise::Forward;
+#[cfg(target_os = "linux")]
 pub use sys::prepare_child;
+pub use violations::{Violation, ViolationKind};
+#[cfg(all(feature = "mutants", debug_assertions))]
+pub use weaken::Weakening;

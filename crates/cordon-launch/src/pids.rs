@@ -14,7 +14,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::leftovers::Cleanup;
+use crate::cleanup::Cleanup;
 
 /// The directory under which a `pids` group can be made, if any.
 fn base() -> Option<PathBuf> {
@@ -49,7 +49,7 @@ pub(crate) fn confine(
     let dir = base.join(format!(
         "cordon-{}-{}",
         std::process::id(),
-        crate::backend::nonce()
+        crate::token::nonce()
     ));
     // Registered before it exists, so a launcher killed right after still has it removed.
     cleanup.cgroup(dir.clone());

@@ -12,20 +12,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
-/// The outcome of probing one backend.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ProbeOutcome {
-    /// True only when the probe showed the jail holds.
-    pub enforcing: bool,
-    /// The backend probed.
-    pub backend: String,
-    /// What was seen, in words.
-    pub detail: String,
-    /// Where the answer came from: `probe`, `process-cache` or `file-cache`.
-    pub source: String,
-}
+use crate::backend::ProbeOutcome;
+use sha2::{Digest, Sha256};
 
 /// Everything that would change a probe's outcome, hashed.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -205,7 +194,7 @@ pub fn write_file_cache(path: &Path, entry: &FileCacheEntry) {
     let tmp = dir.join(format!(
         ".probe-{}-{}.tmp",
         std::process::id(),
-        crate::backend::nonce()
+        crate::token::nonce()
     ));
     if std::fs::write(&tmp, text).is_ok() {
         let _ = std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o600));
@@ -237,7 +226,7 @@ pub(crate) fn judge(
         ));
     }
     if std::fs::read_to_string(canary).unwrap_or_default() != token {
-        let stderr = crate::backend::first_line(&supervised.stderr.bytes);
+        let stderr = crate::token::first_line(&supervised.stderr.bytes);
         return Err(format!(
             "the probe {what} did not run (no canary; the probe proves nothing): exit {:?}, stderr: {}",
             supervised.exit,
@@ -273,10 +262,10 @@ pub(crate) struct ProbeSite {
     pub outside: PathBuf,
     /// What the canary must contain.
     pub token: String,
-    /// The probe jail's plan.
-    pub plan: cordon_policy::Plan,
+    /// The probe jail's plan, guarded (a throwaway root needs no placeholders).
+    pub plan: cordon_policy::GuardedPlan,
     /// The site's directory, registered with the session reaper from before it exists.
-    tree: Option<crate::leftovers::Tree>,
+    tree: Option<crate::cleanup::Tree>,
 }
 
 impl ProbeSite {
@@ -291,10 +280,10 @@ impl ProbeSite {
         let made = temp_root.join(format!(
             "cordon-probe-{}-{}",
             std::process::id(),
-            crate::backend::nonce()
+            crate::token::nonce()
         ));
         let build = || -> Result<ProbeSite, String> {
-            let tree = crate::leftovers::Tree::make(&made, binary, |d| std::fs::create_dir_all(d))
+            let tree = crate::cleanup::Tree::make(&made, binary, |d| std::fs::create_dir_all(d))
                 .map_err(|e| {
                     format!("cannot create the probe directory {}: {e}", made.display())
                 })?;
@@ -316,11 +305,15 @@ impl ProbeSite {
             // host-backed path: a sandbox that did not hold would leave the file where the host
             // can see it.
             plan.private_dirs.retain(|d| !ro.starts_with(d));
+            // Nothing to protect in a directory made for the probe: no placeholders to make.
+            plan.skipped
+                .retain(|s| s.reason != cordon_policy::SkipReason::ProtectedMissing);
+            let plan = plan.guard(&RealHost::new(None));
             Ok(ProbeSite {
                 tree: Some(tree),
                 canary: rw.join("canary"),
                 outside: ro.join("escape"),
-                token: crate::backend::nonce(),
+                token: crate::token::nonce(),
                 plan,
                 base,
             })
@@ -342,7 +335,7 @@ impl Drop for ProbeSite {
 /// Runs the stage in probe mode through `backend` at a fresh site below `temp_root`, and judges
 /// the result on the host (`what` names the sandbox in messages: `jail`, `sandbox`).
 pub(crate) fn run_at(
-    backend: &dyn crate::Backend,
+    backend: &dyn crate::backend::Backend,
     temp_root: &Path,
     home: Option<std::ffi::OsString>,
     timeout: std::time::Duration,

@@ -17,8 +17,16 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 
+use cordon_policy::paths::is_within;
+use cordon_policy::{EntryKind, Plan, Posture};
+
 /// The first argument that selects the stage in a binary that embeds it.
 pub const STAGE_ARG: &str = "__cordon_stage";
+
+/// The masked-path operand that tells the stage to keep inherited descriptors: the `keep-fds`
+/// weakening of the mutants run, recognised only in a debug build with the `mutants` feature.
+#[cfg(all(feature = "mutants", debug_assertions))]
+pub(crate) const KEEP_FDS_MARK: &str = "cordon-mutant-keep-fds";
 
 /// What the stage checks before the payload runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -115,26 +123,6 @@ pub fn probe_args(status_fd: i32, canary: &Path, nonce: &str, outside: &Path) ->
     ]
 }
 
-/// Runs the stage when `args` (the process arguments after `argv[0]`) start with [`STAGE_ARG`];
-/// returns without doing anything otherwise. Call it first thing in `main`.
-pub fn run_if_stage(args: &[OsString]) {
-    if args.first().map(OsString::as_os_str) != Some(OsStr::new(STAGE_ARG)) {
-        return;
-    }
-    let code = match args.get(1).and_then(|m| m.to_str()) {
-        Some("check") => check_then_exec(&args[2..], false),
-        Some("await") => check_then_exec(&args[2..], true),
-        Some("probe") => probe(&args[2..]),
-        // Not in a jail: the host-side reaper of a run's leftovers (leftovers.rs).
-        Some("reap") => crate::leftovers::reap_main(&args[2..]),
-        _ => {
-            eprintln!("cordon stage: unknown mode");
-            126
-        }
-    };
-    std::process::exit(code);
-}
-
 fn status_fd(arg: Option<&OsString>) -> Option<OwnedFd> {
     let fd: i32 = arg?.to_str()?.parse().ok()?;
     crate::sys::inherited_fd(fd)
@@ -201,7 +189,7 @@ fn socket_refused() -> Result<(), String> {
 
 /// The checks, the second wall, the report; then the payload: from the arguments after `--`,
 /// or (`awaiting`) read from the command descriptor, the last argument.
-fn check_then_exec(args: &[OsString], awaiting: bool) -> i32 {
+pub(crate) fn check_then_exec(args: &[OsString], awaiting: bool) -> i32 {
     let status = status_fd(args.first());
     let (Some(deny), Some(outside), Some(kind), Some(masked), Some(landlock), Some(sep)) = (
         args.get(1),
@@ -240,7 +228,7 @@ fn check_then_exec(args: &[OsString], awaiting: bool) -> i32 {
     }
     // The `keep-fds` mutant (never in a default or release build) keeps inherited descriptors.
     #[cfg(all(feature = "mutants", debug_assertions))]
-    let keep_fds = masked == Path::new(crate::mutant::KEEP_FDS_MARK);
+    let keep_fds = masked == Path::new(KEEP_FDS_MARK);
     #[cfg(not(all(feature = "mutants", debug_assertions)))]
     let keep_fds = false;
     if !keep_fds && crate::sys::cloexec_all_but_stdio().is_err() {
@@ -322,7 +310,7 @@ fn second_wall(fd: &OsStr) -> Result<String, String> {
     Ok(format!("landlock {}\n", report.abi))
 }
 
-fn probe(args: &[OsString]) -> i32 {
+pub(crate) fn probe(args: &[OsString]) -> i32 {
     let status = status_fd(args.first());
     let (Some(canary), Some(nonce), Some(outside)) = (args.get(1), args.get(2), args.get(3)) else {
         return fail(status, "malformed probe arguments");
@@ -338,6 +326,46 @@ fn probe(args: &[OsString]) -> i32 {
     }
     report(status, "ok\n");
     0
+}
+
+/// Chooses what the stage checks: a host-backed path outside the writable set whose creation must
+/// fail, and the first credential mask.
+pub(crate) fn self_check(plan: &Plan, status_fd: i32) -> SelfCheck {
+    let name = format!(
+        ".cordon-selfcheck-{}-{}",
+        std::process::id(),
+        crate::token::nonce()
+    );
+    let hidden = |d: &Path| {
+        plan.writable.iter().any(|w| is_within(d, w))
+            || plan.private_dirs.iter().any(|p| is_within(d, p))
+            || plan.masks.iter().any(|m| is_within(d, &m.target))
+    };
+    let candidates: Vec<PathBuf> = match plan.posture {
+        Posture::Host => plan
+            .workspace
+            .parent()
+            .map(Path::to_path_buf)
+            .into_iter()
+            .chain([plan.home.clone(), PathBuf::from("/")])
+            .collect(),
+        Posture::Minimal => plan.read_only.iter().map(|b| b.dest.clone()).collect(),
+    };
+    let dir = candidates
+        .into_iter()
+        .find(|d| !hidden(d) && std::fs::metadata(d).is_ok_and(|m| m.is_dir()))
+        .unwrap_or_else(|| PathBuf::from("/"));
+    SelfCheck {
+        status_fd,
+        deny_network: plan.network == cordon_policy::Network::Denied,
+        outside: dir.join(name),
+        masked: plan
+            .masks
+            .first()
+            .map(|m| (m.target.clone(), m.kind == EntryKind::Dir)),
+        landlock_fd: None,
+        command_fd: None,
+    }
 }
 
 #[cfg(test)]

@@ -58,7 +58,7 @@ pub struct Supervision {
     pub hold: Vec<OwnedFd>,
     /// The session reaper the child is registered with while it runs (leftovers.rs), so a
     /// killed launcher's jail is ended.
-    pub(crate) session: Option<&'static crate::leftovers::Session>,
+    pub(crate) session: Option<&'static crate::reaper::Session>,
     /// Spawn from the process's long-lived spawner thread rather than the calling one: for a
     /// child that outlives the call (a jail built ahead, warm.rs). Its parent-death signal is
     /// tied to the *thread* that forked it, and a harness's worker thread may end first.
@@ -157,7 +157,7 @@ pub fn supervise(command: Command, sup: Supervision) -> std::io::Result<Supervis
 pub(crate) struct Running {
     start: Instant,
     pgid: rustix::process::Pid,
-    registered: Option<(&'static crate::leftovers::Session, u32)>,
+    registered: Option<(&'static crate::reaper::Session, u32)>,
     out: Option<JoinHandle<Captured>>,
     err: Option<JoinHandle<Captured>>,
     status_reader: Option<JoinHandle<String>>,

@@ -10,7 +10,11 @@
 //! [`HostFacts`] trait: every path canonical, writable roots checked against the path rules (no
 //! broad or system roots, no root inside a credential mask, the cwd inside the writable set),
 //! masks and protected paths that exist listed, and the ones left out listed with the reason.
-//! The bubblewrap, Seatbelt and Landlock generators take a `Plan` and nothing else.
+//! [`Plan::guard`] closes, in the plan itself, what read-only binds of the protected paths leave
+//! open ([`guard`]): it pins the directories above them and lists the placeholders to make for
+//! missing ones, as a [`GuardedPlan`]. The bubblewrap generator takes a `GuardedPlan` (so no
+//! caller can build a jail without the guard); the Seatbelt and Landlock generators take a
+//! `Plan` (a `GuardedPlan` dereferences to one) and the host facts they need.
 //!
 //! This crate does not spawn processes, touch the environment, or enforce anything: it reads the
 //! host only through [`HostFacts`] (and [`config::load_file`] reads the file it is given). It
@@ -38,6 +42,7 @@ pub mod audit;
 pub mod config;
 pub mod defaults;
 mod error;
+pub mod guard;
 mod host;
 mod model;
 pub mod paths;
@@ -47,6 +52,7 @@ mod profile;
 
 pub use cordon_env::EnvPolicy;
 pub use error::PolicyError;
+pub use guard::{GuardedPlan, Placeholder, PlaceholderKind};
 pub use host::{EntryKind, FakeHost, HostFacts, RealHost};
 pub use model::{Limits, Network, Posture, Unavailable};
 pub use paths::PathSpec;

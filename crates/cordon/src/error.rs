@@ -24,6 +24,10 @@ pub enum CliError {
     /// The launcher could not run the command.
     #[error(transparent)]
     Launch(#[from] cordon_launch::LaunchError),
+    /// A weakening named in `CORDON_MUTANT` is unknown (mutants builds only).
+    #[cfg(all(feature = "mutants", debug_assertions))]
+    #[error("CORDON_MUTANT: {0}")]
+    Weakening(String),
     /// JSON serialization failed.
     #[error("cannot encode JSON output: {0}")]
     Json(#[from] serde_json::Error),

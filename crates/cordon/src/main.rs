@@ -22,7 +22,7 @@ use crate::cli::{Cli, Command, PolicyCommand};
 fn main() -> ExitCode {
     // Inside a jail this binary is the stage: it checks the jail, then becomes the payload.
     let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
-    cordon_launch::stage::run_if_stage(&args);
+    cordon_launch::run_if_stage(&args);
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(err) => {

@@ -4,8 +4,8 @@ use std::ffi::OsString;
 use std::io::Write;
 use std::path::PathBuf;
 
-use cordon_launch::supervise::Forward;
-use cordon_launch::{Launcher, RunRequest, RunStatus, SeatbeltBackend, SeatbeltConfig};
+use cordon_launch::{Forward, Launcher, RunRequest, RunStatus, SeatbeltBackend, SeatbeltConfig};
+use cordon_policy::PlaceholderKind;
 use cordon_policy::config::Overrides;
 use cordon_policy::{Network, Plan, PolicyError};
 
@@ -51,9 +51,9 @@ pub fn launcher(ctx: &Context, options: &JailOptions) -> Result<Launcher, CliErr
     let xdg_cache_home = std::env::var_os("XDG_CACHE_HOME");
     if SeatbeltBackend::is_platform_backend() {
         let config = SeatbeltConfig::new(exe, ctx.home.clone(), xdg_cache_home);
-        return Ok(cordon_launch::seatbelt::launcher(config));
+        return Ok(Launcher::macos(config));
     }
-    Ok(linux_launcher(ctx, options, exe, xdg_cache_home))
+    linux_launcher(ctx, options, exe, xdg_cache_home)
 }
 
 fn linux_launcher(
@@ -61,11 +61,26 @@ fn linux_launcher(
     options: &JailOptions,
     exe: PathBuf,
     xdg_cache_home: Option<OsString>,
-) -> Launcher {
-    Launcher::linux_with(
-        Launcher::default_config(exe, ctx.home.clone(), xdg_cache_home),
-        options.backend.choice(),
-    )
+) -> Result<Launcher, CliError> {
+    #[allow(unused_mut)] // changed only in a mutants build
+    let mut config = Launcher::default_config(exe, ctx.home.clone(), xdg_cache_home);
+    // The escape suite's mutants build: `CORDON_TEST_BWRAP=/a:/b` replaces the trusted
+    // bubblewrap candidates (still checked and probed as usual), and `CORDON_MUTANT=<name>`
+    // takes one defence away. Neither name exists in a default or release build.
+    #[cfg(all(feature = "mutants", debug_assertions))]
+    if let Ok(list) = std::env::var("CORDON_TEST_BWRAP") {
+        config.candidates = list.split(':').map(str::to_owned).collect();
+    }
+    let launcher = Launcher::linux_with(config, options.backend.choice());
+    #[cfg(all(feature = "mutants", debug_assertions))]
+    if let Some(name) = std::env::var_os("CORDON_MUTANT") {
+        let weakening = name
+            .to_string_lossy()
+            .parse::<cordon_launch::Weakening>()
+            .map_err(CliError::Weakening)?;
+        return Ok(launcher.weakened(weakening));
+    }
+    Ok(launcher)
 }
 
 /// Runs `cordon run`; returns the exit code.
@@ -73,7 +88,7 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<u8, CliError> {
     // The session reaper (cordon-launch's leftovers.rs) is needed by every jail: started now,
     // while this process has one thread, as a copy of it (no program start on the command's path).
     if let Ok(exe) = std::env::current_exe() {
-        cordon_launch::leftovers::start_session_forked(&exe);
+        cordon_launch::start_session_forked(&exe);
     }
     if let Some(code) = crate::check::gate_run(&args.options.command, args.json, out)? {
         return Ok(code);
@@ -150,11 +165,23 @@ pub fn explain(args: &ExplainArgs, out: &mut dyn Write) -> Result<(), CliError> 
         &args.options.jail,
         exe,
         std::env::var_os("XDG_CACHE_HOME"),
-    );
-    let list = launcher.explain(&plan, &args.options.command, &host_env)?;
+    )?;
+    let shown = launcher.explain(&plan, &args.options.command, &host_env)?;
+    // What a run makes on the host before the jail starts: each is bound read-only in the list
+    // below and removed after the run (when still exactly what was made).
+    for p in shown.placeholders.iter().filter(|p| p.created_for_the_run) {
+        let what = match p.kind {
+            PlaceholderKind::Dir => "an empty directory",
+            PlaceholderKind::File(b"") => "an empty file",
+            PlaceholderKind::File(_) => "a file reading \".\"",
+        };
+        out.write_all(b"# created for the run: ")?;
+        out.write_all(p.path.as_os_str().as_encoded_bytes())?;
+        writeln!(out, " ({what})")?;
+    }
     let mut hide_next = false;
     let mut after_setenv = 0u8;
-    for arg in &list {
+    for arg in &shown.args {
         let shown: OsString = if hide_next {
             hide_next = false;
             "<explicit value, hidden>".into()

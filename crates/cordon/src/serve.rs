@@ -20,8 +20,7 @@
 use std::ffi::OsString;
 use std::io::{BufRead, Write};
 
-use cordon_launch::RunRequest;
-use cordon_launch::supervise::Forward;
+use cordon_launch::{Forward, RunRequest};
 
 use crate::cli::ServeArgs;
 use crate::error::CliError;

@@ -11,7 +11,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use cordon_launch::supervise::Forward;
+use cordon_launch::Forward;
 use cordon_launch::{
     Backend, BackendChoice, BackendReport, BwrapBackend, LaunchError, Launcher, Prepared,
     ProbeOutcome, RunRequest, RunStatus,
@@ -171,7 +171,7 @@ impl Backend for Liar {
     }
     fn prepare(
         &self,
-        plan: &Plan,
+        plan: &cordon_policy::GuardedPlan,
         env: &BTreeMap<OsString, OsString>,
         stage_argv: &[OsString],
         status: Vec<OwnedFd>,
@@ -272,7 +272,7 @@ fn every_backend_refuses_a_writable_root_that_holds_the_stage_binary() {
 fn preparation_walks_once_refuses_what_reaches_outside_and_runs_check_only_identity() {
     let s = Setup::new();
     let launcher = Launcher::linux_with(
-        s.config(cordon_launch::locate::TRUSTED_BWRAP_PATHS),
+        s.config(cordon_launch::TRUSTED_BWRAP_PATHS),
         BackendChoice::Bwrap,
     );
     let plan = s.plan(&Policy::for_profile(Profile::Shell));

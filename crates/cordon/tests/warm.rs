@@ -11,7 +11,7 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use cordon_launch::supervise::Forward;
+use cordon_launch::Forward;
 use cordon_launch::{BackendChoice, LaunchError, Launcher, RunRequest, RunResult, RunStatus};
 use cordon_policy::{Invocation, Plan, Policy, PolicyBuilder, Profile, RealHost, Source};
 
@@ -102,7 +102,7 @@ fn a_prepared_session_builds_each_next_jail_ahead_and_each_holds() {
         Some(home.as_os_str().to_owned()),
         None,
     );
-    launcher_config.candidates = cordon_launch::locate::TRUSTED_BWRAP_PATHS
+    launcher_config.candidates = cordon_launch::TRUSTED_BWRAP_PATHS
         .iter()
         .map(|s| (*s).to_owned())
         .collect();

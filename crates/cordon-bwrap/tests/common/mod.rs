@@ -54,7 +54,7 @@ pub fn build_plan(plan: &Plan, stage: Option<&Path>, cmd: &[OsString]) -> BwrapA
     let features = features();
     let env = env();
     build(&Request {
-        plan,
+        plan: &plan.guard(&cordon_policy::FakeHost::typical()),
         features: &features,
         env: &env,
         fds: FDS,
@@ -75,7 +75,9 @@ impl Step {
     /// The path the step mounts at, if it is a mount step.
     pub fn dest(&self) -> Option<PathBuf> {
         match self.flag.as_str() {
-            "--ro-bind" | "--bind" | "--symlink" => Some(PathBuf::from(&self.operands[1])),
+            "--ro-bind" | "--ro-bind-try" | "--bind" | "--symlink" => {
+                Some(PathBuf::from(&self.operands[1]))
+            }
             "--tmpfs" | "--dev" | "--proc" | "--remount-ro" => {
                 Some(PathBuf::from(&self.operands[0]))
             }
@@ -113,7 +115,7 @@ pub fn read_options(options: &[OsString]) -> Vec<Step> {
             | "--clearenv" => 0,
             "--cap-drop" | "--chdir" | "--seccomp" | "--perms" | "--tmpfs" | "--dev" | "--proc"
             | "--remount-ro" => 1,
-            "--setenv" | "--ro-bind" | "--bind" | "--symlink" => 2,
+            "--setenv" | "--ro-bind" | "--ro-bind-try" | "--bind" | "--symlink" => 2,
             other => panic!("unexpected option {other:?} at position {i} in {options:?}"),
         };
         assert!(i + arity < options.len(), "{flag} lacks operands");

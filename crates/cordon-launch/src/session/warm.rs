@@ -23,12 +23,11 @@
 //! placeholder), the jail is discarded and the command runs in one built now.
 
 use std::ffi::OsString;
-use std::os::unix::fs::MetadataExt;
-use std::path::PathBuf;
 use std::sync::Mutex;
 
-use cordon_policy::{Plan, SkipReason};
+use cordon_policy::Plan;
 
+use crate::launcher::seen::Seen;
 use crate::launcher::{Jail, RunRequest};
 use crate::supervise::Forward;
 
@@ -59,71 +58,10 @@ impl Key {
     }
 }
 
-/// What a jail's build read of the workspace (guard.rs), path by path: the identity of what was
-/// there (device, inode, type; size and modification time too for a file, whose content the
-/// build may have read), or nothing.
-#[derive(Debug, PartialEq, Eq)]
-pub(crate) struct Seen(Vec<(PathBuf, Option<[i64; 6]>)>);
-
-impl Seen {
-    /// Looks at the paths `plan`'s guard reads (the plan before the guard added to it).
-    pub(crate) fn of(plan: &Plan) -> Seen {
-        let mut paths: Vec<PathBuf> = Vec::new();
-        for root in &plan.writable {
-            paths.push(root.clone());
-            for rel in [".git", ".git/commondir", "commondir", "gitdir"] {
-                paths.push(root.join(rel));
-            }
-        }
-        let guarded = plan
-            .protected
-            .iter()
-            .map(|p| (p.path.as_path(), Some(p.root.as_path())))
-            .chain(
-                plan.skipped
-                    .iter()
-                    .filter(|s| s.reason == SkipReason::ProtectedMissing)
-                    .map(|s| (s.path.as_path(), None)),
-            );
-        for (path, root) in guarded {
-            paths.push(path.to_path_buf());
-            // The directories between the path and its root (pinned, or where a placeholder
-            // would be made).
-            for d in path.ancestors().skip(1) {
-                paths.push(d.to_path_buf());
-                if root.is_none_or(|r| !d.starts_with(r) || d == r) {
-                    break;
-                }
-            }
-        }
-        paths.sort();
-        paths.dedup();
-        Seen(
-            paths
-                .into_iter()
-                .map(|p| {
-                    let seen = std::fs::symlink_metadata(&p).ok().map(|m| {
-                        let file = m.is_file();
-                        [
-                            m.dev() as i64,
-                            m.ino() as i64,
-                            i64::from(m.mode() & 0o170_000),
-                            if file { m.size() as i64 } else { 0 },
-                            if file { m.mtime() } else { 0 },
-                            if file { m.mtime_nsec() } else { 0 },
-                        ]
-                    });
-                    (p, seen)
-                })
-                .collect(),
-        )
-    }
-}
-
 /// Whether `req` can use a jail built ahead: its stdin is not passed through (a waiting jail's
-/// stdin is `/dev/null`), and no deliberately weakened launcher is active.
+/// stdin is `/dev/null`).
 pub(crate) fn eligible(req: &RunRequest<'_>) -> bool {
-    !req.inherit_stdin && !cfg!(all(feature = "mutants", debug_assertions))
+    !req.inherit_stdin
 }
 
 /// The session's slot for its waiting jail (shared by a [`Preparation`](crate::Preparation)'s

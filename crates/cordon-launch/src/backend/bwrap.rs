@@ -1,4 +1,5 @@
-//! The `Backend` trait and the bubblewrap backend.
+//! The bubblewrap backend: bubblewrap found in a trusted place, probed once, and handed the
+//! argument list `cordon-bwrap` builds from the guarded plan (through a descriptor).
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -9,81 +10,13 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use cordon_bwrap::{Descriptors, Features, Request};
-use cordon_policy::Plan;
+use cordon_policy::GuardedPlan;
 use cordon_seccomp::{CompiledFilter, FilterSpec};
-use serde::Serialize;
 
+use crate::backend::{Backend, BackendReport, Prepared, ProbeOutcome, locate};
 use crate::error::LaunchError;
-use crate::probe::{self, ProbeKey, ProbeOutcome};
-
-use crate::{locate, sys};
-
-/// A command ready to spawn, and the descriptors it must inherit.
-#[derive(Debug)]
-pub struct Prepared {
-    /// The command (bubblewrap, or the payload itself when unsandboxed).
-    pub command: Command,
-    /// Descriptors the command inherits; drop them after the spawn.
-    pub hold: Vec<OwnedFd>,
-    /// The full argument list, for `cordon explain`.
-    pub shown: Vec<OsString>,
-    /// A private temporary directory made for the run on the host (the Landlock backend),
-    /// removed when dropped (the launcher keeps it until the run's end).
-    pub scratch: Option<crate::leftovers::Tree>,
-    /// Why the command could not start although the list was built (bubblewrap's argument
-    /// limit): the launcher refuses it; `cordon explain` still shows the list.
-    pub startable: Result<(), LaunchError>,
-}
-
-/// What `cordon doctor` reports of a backend.
-#[derive(Debug, Clone, Serialize)]
-pub struct BackendReport {
-    /// Backend name.
-    pub name: &'static str,
-    /// The binary used, if any.
-    pub binary: Option<String>,
-    /// Its version text.
-    pub version: Option<String>,
-    /// Features detected, as `flag: used/required`.
-    pub features: Vec<String>,
-    /// Missing best-effort features.
-    pub degradations: Vec<String>,
-    /// Why it cannot be used at all, if so.
-    pub unusable: Option<String>,
-}
-
-/// A way of jailing a command.
-pub trait Backend: Send + Sync {
-    /// Stable name (`bubblewrap`).
-    fn name(&self) -> &'static str;
-    /// Proves (or disproves) that this backend enforces on this host; cached.
-    fn probe(&self) -> ProbeOutcome;
-    /// Builds the command that runs `stage_argv` (stage arguments then the payload) in the jail
-    /// described by `plan`, with exactly `env`. The descriptors in `status` (the status pipe, the
-    /// second wall's rules) are inherited by the stage.
-    fn prepare(
-        &self,
-        plan: &Plan,
-        env: &BTreeMap<OsString, OsString>,
-        stage_argv: &[OsString],
-        status: Vec<OwnedFd>,
-    ) -> Result<Prepared, LaunchError>;
-    /// What `doctor` shows.
-    fn report(&self) -> BackendReport;
-    /// The binary that runs as the stage inside the jail (the cordon binary), if any. The launcher
-    /// refuses a plan whose writable roots contain it: the jail could replace its own checker.
-    fn stage_binary(&self) -> Option<&Path>;
-    /// Whether the stage applies a Landlock ruleset as a second wall inside this jail (rules
-    /// computed with paths as the jail sees them; bubblewrap binds at the host's paths).
-    fn second_wall(&self) -> bool {
-        false
-    }
-    /// Whether this backend's jail can be built before its command is known: its stage runs
-    /// inside the jail and can wait for the command after its checks (warm.rs).
-    fn builds_ahead(&self) -> bool {
-        false
-    }
-}
+use crate::probe::{self, ProbeKey};
+use crate::sys;
 
 /// Where the bubblewrap backend looks and what it binds as the stage.
 #[derive(Debug, Clone)]
@@ -106,6 +39,8 @@ pub struct BwrapBackend {
     config: BwrapConfig,
     found: Result<Found, String>,
     outcome: OnceLock<ProbeOutcome>,
+    #[cfg(all(feature = "mutants", debug_assertions))]
+    weakening: Option<crate::weaken::Weakening>,
 }
 
 #[derive(Debug)]
@@ -121,11 +56,6 @@ struct Found {
 impl BwrapBackend {
     /// Locates bubblewrap and learns its features (from the cache file when its key matches).
     pub fn discover(config: BwrapConfig) -> BwrapBackend {
-        #[cfg(all(feature = "mutants", debug_assertions))]
-        let config = BwrapConfig {
-            candidates: crate::mutant::bwrap_candidates(&config.candidates),
-            ..config
-        };
         let candidates: Vec<&str> = config.candidates.iter().map(String::as_str).collect();
         let found = match locate::find_bwrap(&candidates) {
             Err(rejected) => Err(format!(
@@ -142,6 +72,8 @@ impl BwrapBackend {
             config,
             found,
             outcome: OnceLock::new(),
+            #[cfg(all(feature = "mutants", debug_assertions))]
+            weakening: None,
         }
     }
 
@@ -242,8 +174,8 @@ impl Backend for BwrapBackend {
 
     fn probe(&self) -> ProbeOutcome {
         #[cfg(all(feature = "mutants", debug_assertions))]
-        if let Some(o) = crate::mutant::probe_outcome() {
-            return o;
+        if self.weakening.is_some() {
+            return crate::weaken::probe_outcome();
         }
         self.outcome
             .get_or_init(|| {
@@ -280,7 +212,7 @@ impl Backend for BwrapBackend {
 
     fn prepare(
         &self,
-        plan: &Plan,
+        plan: &GuardedPlan,
         env: &BTreeMap<OsString, OsString>,
         stage_argv: &[OsString],
         status: Vec<OwnedFd>,
@@ -292,7 +224,9 @@ impl Backend for BwrapBackend {
         let compiled = filter(plan.network == cordon_policy::Network::Denied)?;
         let seccomp_fd = sys::memfd_with("cordon-seccomp", compiled.bytes())
             .map_err(LaunchError::io("creating the seccomp descriptor"))?;
-        let request = Request {
+        // Everything the jail contains is cordon-bwrap's (with the plan's guard): the launcher
+        // adds nothing to the list.
+        let built = cordon_bwrap::build(&Request {
             plan,
             features: &found.features,
             env,
@@ -301,24 +235,24 @@ impl Backend for BwrapBackend {
             },
             stage: Some(&self.config.stage_binary),
             argv: stage_argv,
-        };
-        let built = cordon_bwrap::build(&request)?;
-        // Refuses an argument that holds a NUL byte; the bytes come from the steps below.
-        built.to_nul_separated()?;
-        let steps = crate::guard::proc_sys_read_only(built.steps());
-        #[cfg(all(feature = "mutants", debug_assertions))]
-        let mutant = crate::mutant::active()?;
-        #[cfg(all(feature = "mutants", debug_assertions))]
-        let steps = mutant.map_or(steps.clone(), |m| crate::mutant::options(m, &steps));
+        })?;
         // What bubblewrap would refuse at start-up (about 2,900 masks, a path it cannot mount)
-        // is refused, named.
-        let startable = cordon_bwrap::check_argument_count(
-            steps.iter().map(Vec::len).sum(),
-            built.command_line(0).len(),
-        )
-        .and_then(|()| cordon_bwrap::check_mount_paths(&steps))
-        .map_err(LaunchError::from);
-        let bytes = crate::guard::nul_separated(&steps);
+        // is refused, named; `cordon explain` still shows the list.
+        let startable = built.startable().map_err(LaunchError::from);
+        let bytes = built.to_nul_separated()?;
+        let options = built.options();
+        #[cfg(all(feature = "mutants", debug_assertions))]
+        let (bytes, options) = match self.weakening {
+            Some(w) => {
+                let steps = crate::weaken::options(w, built.steps());
+                (crate::weaken::nul_separated(&steps), steps.concat())
+            }
+            None => (bytes, options),
+        };
+        let mut shown: Vec<OsString> = vec![found.path.clone().into_os_string()];
+        shown.extend(options);
+        shown.push("--".into());
+        shown.extend(built.command().iter().cloned());
         let args_fd = sys::memfd_with("cordon-bwrap-args", &bytes)
             .map_err(LaunchError::io("creating the arguments descriptor"))?;
         let mut command = Command::new(&found.path);
@@ -331,14 +265,12 @@ impl Backend for BwrapBackend {
         #[cfg(all(feature = "mutants", debug_assertions))]
         let keep = [
             keep,
-            mutant.map(crate::mutant::kept_fds).unwrap_or_default(),
+            self.weakening
+                .map(crate::weaken::kept_fds)
+                .unwrap_or_default(),
         ]
         .concat();
         sys::prepare_child(&mut command, &plan.limits, &keep);
-        let mut shown: Vec<OsString> = vec![found.path.clone().into_os_string()];
-        shown.extend(steps.concat());
-        shown.push("--".into());
-        shown.extend(built.command().iter().cloned());
         Ok(Prepared {
             command,
             hold,
@@ -346,6 +278,11 @@ impl Backend for BwrapBackend {
             scratch: None,
             startable,
         })
+    }
+
+    #[cfg(all(feature = "mutants", debug_assertions))]
+    fn weaken(&mut self, weakening: crate::weaken::Weakening) {
+        self.weakening = Some(weakening);
     }
 
     fn stage_binary(&self) -> Option<&Path> {
@@ -400,34 +337,4 @@ impl Backend for BwrapBackend {
             }
         }
     }
-}
-
-/// The first line of a stream, at most 300 bytes: enough to name the cause, never a wall of text.
-pub(crate) fn first_line(bytes: &[u8]) -> String {
-    let text = String::from_utf8_lossy(bytes);
-    let line = text
-        .lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty())
-        .unwrap_or("");
-    let mut cut = line.len().min(300);
-    while !line.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    line[..cut].to_owned()
-}
-
-/// A short random-enough token: the probe needs uniqueness, not secrecy.
-pub(crate) fn nonce() -> String {
-    let t = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or_default();
-    use sha2::Digest;
-    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let mut h = sha2::Sha256::new();
-    h.update(format!("{t} {} {n}", std::process::id()).as_bytes());
-    let d = h.finalize();
-    d.iter().take(8).map(|b| format!("{b:02x}")).collect()
 }

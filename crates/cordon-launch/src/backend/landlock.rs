@@ -27,15 +27,14 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use cordon_landlock::{Abi, FsLister, Options, Rules, Ruleset};
-use cordon_policy::Plan;
+use cordon_policy::GuardedPlan;
 use cordon_seccomp::FilterSpec;
 
-use crate::backend::{BackendReport, Prepared};
+use crate::backend::{Backend, BackendReport, Prepared, ProbeOutcome};
+use crate::cleanup::Tree;
 use crate::error::LaunchError;
-use crate::leftovers::Tree;
-use crate::probe::{self, ProbeKey, ProbeOutcome};
-
-use crate::{Backend, sys};
+use crate::probe::{self, ProbeKey};
+use crate::sys;
 
 const NAME: &str = "landlock";
 
@@ -79,7 +78,7 @@ fn make_scratch(root: &Path, binary: &Path) -> Result<(Tree, PathBuf), LaunchErr
     let dir = root.join(format!(
         "cordon-tmp-{}-{}",
         std::process::id(),
-        crate::backend::nonce()
+        crate::token::nonce()
     ));
     let tree = Tree::make(&dir, Some(binary), |d| {
         std::fs::DirBuilder::new().mode(0o700).create(d)
@@ -142,7 +141,7 @@ impl Backend for LandlockBackend {
 
     fn prepare(
         &self,
-        plan: &Plan,
+        plan: &GuardedPlan,
         env: &BTreeMap<OsString, OsString>,
         stage_argv: &[OsString],
         status: Vec<OwnedFd>,

@@ -1,37 +1,26 @@
-//! What a run creates on the host, and how it is always removed: even when the launcher is killed.
+//! The session reaper: what a run creates on the host is removed, and its jail ended, even when
+//! the launcher is killed.
 //!
-//! A run may create, outside the jail: placeholders in a writable root (`guard.rs`: an empty
-//! `.vscode` that a read-only bind keeps from being created, a `.git/commondir` reading `.`), for
-//! root a `pids` control group (`pids.rs`), the Landlock backend's private `TMPDIR`, and a probe's
-//! throwaway directory. All of it must be gone when the run is over, whatever happens to the
-//! launcher — a peer's users keep finding the empty mount-point files its sandbox left in their
-//! checkouts.
+//! A run may create, outside the jail: placeholders in a writable root (the plan's guard: an
+//! empty `.vscode` that a read-only bind keeps from being created, a `.git/commondir` reading
+//! `.`), for root a `pids` control group (`pids.rs`), the Landlock backend's private `TMPDIR`,
+//! and a probe's throwaway directory. All of it must be gone when the run is over, whatever
+//! happens to the launcher: a peer's users keep finding the empty mount-point files its sandbox
+//! left in their checkouts.
 //!
-//! - **The launcher cleans up; a session reaper covers its death.** The first run of a process
-//!   starts one reaper for the whole process: the cordon binary in reaper mode ([`reap_main`]), in
-//!   its own process group, reading a pipe. Before the launcher creates anything it *registers* it
-//!   there (`+`), and after removing it, unregisters it (`-`); a started jail is registered by
-//!   pid. When the pipe reaches end of file — the launching process is gone, however it ended —
-//!   the reaper kills the process group of every jail still registered, waits (bounded) for them
-//!   to end, and removes what is still registered. Registration comes first, so no moment exists
-//!   where something is on disk and nobody would remove it.
-//! - **A placeholder appears whole.** It is made under a unique temporary name, marked with the
-//!   `user.cordon.placeholder` extended attribute, and only then renamed into place
-//!   (`RENAME_NOREPLACE`), so an unmarked placeholder never exists at its final name.
-//! - **Concurrent jails share placeholders safely.** Every run that relies on a placeholder,
-//!   whether it created it or found it, holds a shared `flock` on it while its jail lives. It is
-//!   removed only under an exclusive lock, which a shared one blocks, so one jail's cleanup never
-//!   pulls a read-only bind from under another's (removing a directory detaches the mounts on it in
-//!   every other namespace). The last run out removes it: each releases its shared lock and tries
-//!   an exclusive one without waiting; failing means another holder remains and will try in turn.
-//! - **Only what cordon made is removed.** A placeholder is removed only when it carries the mark
-//!   (or this run made it), the path still names the same inode, a directory is still empty
-//!   (`rmdir` checks that atomically) and a file still holds exactly what was written. A directory
-//!   a person creates, or fills, during the run stays.
+//! The first run of a process starts one reaper for the whole process: the cordon binary in
+//! reaper mode ([`reap_main`]), forked or started, in its own process group, reading a pipe.
+//! Before the launcher creates anything it *registers* it there (`+`), and after removing it,
+//! unregisters it (`-`); a started jail is registered by pid, and before its spawn by a marker
+//! in its command line. When the pipe reaches end of file (the launching process is gone,
+//! however it ended) the reaper kills the process group of every jail still registered, waits
+//! (bounded) for them to end, and removes what is still registered. Registration comes first,
+//! so no moment exists where something is on disk and nobody would remove it. What a run holds
+//! and registers is `cleanup.rs`; how a placeholder is made and removed, `placeholders.rs`.
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
@@ -39,13 +28,9 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use rustix::fs::{FlockOperation, Mode, OFlags};
+use cordon_policy::guard::COMMONDIR_SELF;
 
-/// The extended attribute that marks a placeholder.
-const MARK: &str = "user.cordon.placeholder";
-
-/// How many times making a placeholder is retried when another run removes it meanwhile.
-const ATTEMPTS: usize = 8;
+use crate::placeholders::{Kind, Placeholder, remove_any};
 
 /// How long the reaper keeps trying, for all placeholders together, for their exclusive locks
 /// (see `reap`); a live jail elsewhere holds one far longer.
@@ -54,18 +39,12 @@ const PATIENCE: Duration = Duration::from_millis(200);
 /// How long the reaper waits for killed jails to end before removing what they used.
 const JAIL_GRACE: Duration = Duration::from_secs(2);
 
-/// What a placeholder is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Kind {
-    /// An empty directory.
-    Dir,
-    /// A file holding exactly these bytes.
-    File(&'static [u8]),
-}
+/// The argument, after the stage's, that selects reaper mode in the cordon binary.
+pub(crate) const REAP_MODE: &str = "reap";
 
 /// Something registered with the session reaper.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-enum Item {
+pub(crate) enum Item {
     /// A placeholder's final path: removed when marked, unlocked and unchanged.
     Placeholder(PathBuf, KindTag),
     /// A placeholder's temporary name: removed if it exists (the name is unique to this run).
@@ -85,17 +64,17 @@ enum Item {
 
 /// [`Kind`] as the reaper's protocol spells it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum KindTag {
+pub(crate) enum KindTag {
     Dir,
     CommonDir,
     Empty,
 }
 
 impl KindTag {
-    fn of(kind: Kind) -> KindTag {
+    pub(crate) fn of(kind: Kind) -> KindTag {
         match kind {
             Kind::Dir => KindTag::Dir,
-            Kind::File(c) if c == crate::guard::COMMONDIR_SELF => KindTag::CommonDir,
+            Kind::File(c) if c == COMMONDIR_SELF => KindTag::CommonDir,
             Kind::File(_) => KindTag::Empty,
         }
     }
@@ -103,7 +82,7 @@ impl KindTag {
     fn kind(self) -> Kind {
         match self {
             KindTag::Dir => Kind::Dir,
-            KindTag::CommonDir => Kind::File(crate::guard::COMMONDIR_SELF),
+            KindTag::CommonDir => Kind::File(COMMONDIR_SELF),
             KindTag::Empty => Kind::File(b""),
         }
     }
@@ -180,16 +159,9 @@ pub(crate) fn session(binary: Option<&Path>) -> Option<&'static Session> {
     SESSION.get_or_init(|| start(binary)).as_ref()
 }
 
-/// Starts the session reaper for `binary` now, if none runs yet (a one-command process such as
-/// `cordon run` calls it on a thread of its own, so that the reaper's spawn overlaps the
-/// planning instead of delaying the jail). Whether a reaper runs.
-pub fn start_session(binary: &Path) -> bool {
-    session(Some(binary)).is_some()
-}
-
 /// Starts the session reaper now, as a copy of this process rather than a new program, when this
 /// process has a single thread (the CLI right after it parsed its arguments): no `exec` on the
-/// command's path. Otherwise (or if the fork fails) as [`start_session`] does. Whether a reaper
+/// command's path. Otherwise (or if the fork fails) it is started as a program, `binary` in reaper mode. Whether a reaper
 /// runs.
 pub fn start_session_forked(binary: &Path) -> bool {
     if let Some(s) = SESSION.get() {
@@ -215,7 +187,7 @@ fn start(binary: &Path) -> Option<Session> {
     let (read, write) = crate::sys::pipe().ok()?;
     let mut command = Command::new(binary);
     command
-        .args([crate::stage::STAGE_ARG, "reap"])
+        .args([crate::stage::STAGE_ARG, REAP_MODE])
         .env_clear()
         .stdin(Stdio::from(read))
         .stdout(Stdio::null())
@@ -253,7 +225,7 @@ impl Session {
 }
 
 /// Registers `item` with the session (if any) for as long as the guard lives.
-fn register(session: Option<&'static Session>, item: Item) -> Registered {
+pub(crate) fn register(session: Option<&'static Session>, item: Item) -> Registered {
     if let Some(s) = session {
         s.send('+', &item);
     }
@@ -262,191 +234,15 @@ fn register(session: Option<&'static Session>, item: Item) -> Registered {
 
 /// An item registered with the session reaper; unregistered on drop.
 #[derive(Debug)]
-struct Registered {
-    session: Option<&'static Session>,
-    item: Item,
+pub(crate) struct Registered {
+    pub(crate) session: Option<&'static Session>,
+    pub(crate) item: Item,
 }
 
 impl Drop for Registered {
     fn drop(&mut self) {
         if let Some(s) = self.session {
             s.send('-', &self.item);
-        }
-    }
-}
-
-/// A placeholder this run relies on: open, with a shared lock held on it.
-#[derive(Debug)]
-pub(crate) struct Placeholder {
-    path: PathBuf,
-    kind: Kind,
-    fd: OwnedFd,
-    created: bool,
-}
-
-fn same_inode(fd: &OwnedFd, path: &Path) -> bool {
-    match (rustix::fs::fstat(fd), rustix::fs::lstat(path)) {
-        (Ok(a), Ok(b)) => a.st_dev == b.st_dev && a.st_ino == b.st_ino,
-        _ => false,
-    }
-}
-
-fn open_at(path: &Path, kind: Kind) -> std::io::Result<OwnedFd> {
-    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    let flags = match kind {
-        Kind::Dir => flags | OFlags::DIRECTORY,
-        Kind::File(_) => flags,
-    };
-    Ok(rustix::fs::open(path, flags, Mode::empty())?)
-}
-
-fn open_held(path: &Path, kind: Kind) -> std::io::Result<OwnedFd> {
-    let fd = open_at(path, kind)?;
-    rustix::fs::flock(&fd, FlockOperation::LockShared)?;
-    Ok(fd)
-}
-
-/// Makes a marked placeholder under the unique name `tmp`.
-fn make_marked(tmp: &Path, kind: Kind) -> std::io::Result<()> {
-    let fd = match kind {
-        Kind::Dir => {
-            std::fs::create_dir(tmp)?;
-            open_at(tmp, kind)?
-        }
-        Kind::File(content) => {
-            let mut f = std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(tmp)?;
-            f.write_all(content)?;
-            OwnedFd::from(f)
-        }
-    };
-    // Best effort: without user extended attributes only the creating run removes it.
-    let _ = rustix::fs::fsetxattr(&fd, MARK, b"1", rustix::fs::XattrFlags::empty());
-    Ok(())
-}
-
-fn remove_any(path: &Path) {
-    if std::fs::remove_dir(path).is_err() {
-        let _ = std::fs::remove_file(path);
-    }
-}
-
-impl Placeholder {
-    /// Makes the placeholder at `path` (or joins the one there), locked shared, registered with
-    /// `session` for as long as it lives. `Ok(None)` when something that cannot be opened as this
-    /// kind is already there.
-    pub(crate) fn create(
-        path: &Path,
-        kind: Kind,
-        session: Option<&'static Session>,
-        cleanup: &mut Cleanup,
-    ) -> std::io::Result<Option<()>> {
-        let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
-            return Ok(None);
-        };
-        let registered = register(
-            session,
-            Item::Placeholder(path.to_path_buf(), KindTag::of(kind)),
-        );
-        for _ in 0..ATTEMPTS {
-            // Join what is there.
-            match open_held(path, kind) {
-                Ok(fd) if same_inode(&fd, path) => {
-                    cleanup.items.push(Held::Placeholder(
-                        Placeholder {
-                            path: path.to_path_buf(),
-                            kind,
-                            fd,
-                            created: false,
-                        },
-                        registered,
-                    ));
-                    return Ok(Some(()));
-                }
-                Ok(_) => continue, // removed while we waited for the lock
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(_) => return Ok(None),
-            }
-            // Make it whole under a unique name, then move it into place without replacing.
-            let tmp = dir.join(format!(
-                ".{}.cordon-{}",
-                name.to_string_lossy(),
-                crate::backend::nonce()
-            ));
-            let temp = register(session, Item::Temp(tmp.clone()));
-            make_marked(&tmp, kind)?;
-            let moved = rustix::fs::renameat_with(
-                rustix::fs::CWD,
-                &tmp,
-                rustix::fs::CWD,
-                path,
-                rustix::fs::RenameFlags::NOREPLACE,
-            );
-            if moved.is_err() {
-                remove_any(&tmp);
-                drop(temp);
-                continue; // someone else's is there now: join it
-            }
-            drop(temp);
-            let fd = open_held(path, kind)?;
-            if same_inode(&fd, path) {
-                cleanup.items.push(Held::Placeholder(
-                    Placeholder {
-                        path: path.to_path_buf(),
-                        kind,
-                        fd,
-                        created: true,
-                    },
-                    registered,
-                ));
-                return Ok(Some(()));
-            }
-        }
-        Err(std::io::Error::other(format!(
-            "{} kept changing while a placeholder was being made there",
-            path.display()
-        )))
-    }
-
-    fn marked(&self) -> bool {
-        let mut buf = [0u8; 8];
-        rustix::fs::fgetxattr(&self.fd, MARK, &mut buf[..]).is_ok_and(|n| buf[..n] == *b"1")
-    }
-
-    /// Releases this run's hold and removes the placeholder when this run is its last user.
-    fn release(self) {
-        if self.try_exclusive() {
-            self.remove_if_ours();
-        }
-        // Otherwise another run still relies on it, and will try in turn.
-    }
-
-    /// Drops this run's shared lock and tries for the exclusive one without waiting.
-    fn try_exclusive(&self) -> bool {
-        let _ = rustix::fs::flock(&self.fd, FlockOperation::Unlock);
-        rustix::fs::flock(&self.fd, FlockOperation::NonBlockingLockExclusive).is_ok()
-    }
-
-    /// With the exclusive lock held: removes the placeholder if it is still what cordon made.
-    fn remove_if_ours(self) {
-        if !same_inode(&self.fd, &self.path) || !(self.created || self.marked()) {
-            return;
-        }
-        match self.kind {
-            Kind::Dir => {
-                let _ = std::fs::remove_dir(&self.path);
-            }
-            Kind::File(content) => {
-                let mut now = Vec::new();
-                let read = std::fs::File::from(self.fd)
-                    .take(content.len() as u64 + 1)
-                    .read_to_end(&mut now);
-                if read.is_ok() && now == content {
-                    let _ = std::fs::remove_file(&self.path);
-                }
-            }
         }
     }
 }
@@ -475,7 +271,7 @@ fn kill_group_tasks(dir: &Path, deadline: Instant) {
     }
 }
 
-fn remove_cgroup(dir: &Path) {
+pub(crate) fn remove_cgroup(dir: &Path) {
     // The jail's tasks are reaped as its PID namespace ends, usually within microseconds of
     // bubblewrap's exit: retry with a short, growing pause.
     let start = Instant::now();
@@ -489,132 +285,8 @@ fn remove_cgroup(dir: &Path) {
     }
 }
 
-/// Something a run holds, removed when the run's [`Cleanup`] drops.
-#[derive(Debug)]
-enum Held {
-    Placeholder(Placeholder, Registered),
-    Cgroup(Registered),
-    Tree(Registered),
-    Marker(Registered),
-}
-
-/// Everything one run created on the host; removed (and unregistered) on drop.
-#[derive(Debug)]
-pub(crate) struct Cleanup {
-    session: Option<&'static Session>,
-    items: Vec<Held>,
-}
-
-impl Cleanup {
-    /// An empty cleanup that registers with `session`.
-    pub(crate) fn new(session: Option<&'static Session>) -> Cleanup {
-        Cleanup {
-            session,
-            items: Vec::new(),
-        }
-    }
-
-    /// The session this cleanup registers with.
-    pub(crate) fn session(&self) -> Option<&'static Session> {
-        self.session
-    }
-
-    /// Makes (or joins) the placeholder at `path`; `Ok(false)` when it cannot be one.
-    pub(crate) fn placeholder(&mut self, path: &Path, kind: Kind) -> std::io::Result<bool> {
-        Ok(Placeholder::create(path, kind, self.session, self)?.is_some())
-    }
-
-    /// Whether a placeholder at `path` is already held.
-    pub(crate) fn holds(&self, path: &Path) -> bool {
-        self.items
-            .iter()
-            .any(|i| matches!(i, Held::Placeholder(p, _) if p.path == path))
-    }
-
-    /// Registers a control group directory *before* it is made.
-    pub(crate) fn cgroup(&mut self, dir: PathBuf) {
-        let r = register(self.session, Item::Cgroup(dir));
-        self.items.push(Held::Cgroup(r));
-    }
-
-    /// Takes over a directory removed with its content (already registered by its maker).
-    pub(crate) fn tree(&mut self, tree: Tree) {
-        self.items.push(Held::Tree(tree.into_registered()));
-    }
-
-    /// Registers the jail about to be spawned by `marker`, bytes unique to its command line
-    /// ([`Item::Marked`]), until the run's end.
-    pub(crate) fn mark_jail(&mut self, marker: &[u8]) {
-        if !marker.is_empty() {
-            let item = Item::Marked(marker.to_vec());
-            self.items.push(Held::Marker(register(self.session, item)));
-        }
-    }
-}
-
-impl Drop for Cleanup {
-    fn drop(&mut self) {
-        for item in std::mem::take(&mut self.items) {
-            match item {
-                Held::Placeholder(p, _registered) => p.release(),
-                Held::Cgroup(r) => {
-                    if let Item::Cgroup(dir) = &r.item {
-                        remove_cgroup(dir);
-                    }
-                }
-                Held::Tree(r) => {
-                    if let Item::Tree(dir) = &r.item {
-                        let _ = std::fs::remove_dir_all(dir);
-                    }
-                }
-                Held::Marker(_registered) => {}
-            }
-        }
-    }
-}
-
-/// A directory made for a run or a probe, removed with its content on drop (registered with the
-/// session reaper from before it exists until after it is gone).
-#[derive(Debug)]
-pub struct Tree {
-    registered: Option<Registered>,
-}
-
-impl Tree {
-    /// Registers `dir` (with the session of `binary`, if one can be started), then `make`s it.
-    pub(crate) fn make(
-        dir: &Path,
-        binary: Option<&Path>,
-        make: impl FnOnce(&Path) -> std::io::Result<()>,
-    ) -> std::io::Result<Tree> {
-        let tree = Tree {
-            registered: Some(register(session(binary), Item::Tree(dir.to_path_buf()))),
-        };
-        make(dir)?;
-        Ok(tree)
-    }
-
-    fn into_registered(mut self) -> Registered {
-        // `registered` is always set until here; the fallback keeps `Drop` total.
-        self.registered.take().unwrap_or(Registered {
-            session: None,
-            item: Item::Jail(0),
-        })
-    }
-}
-
-impl Drop for Tree {
-    fn drop(&mut self) {
-        if let Some(r) = self.registered.take()
-            && let Item::Tree(dir) = &r.item
-        {
-            let _ = std::fs::remove_dir_all(dir);
-        }
-    }
-}
-
 /// What the reaper does with what is still registered when its pipe closes.
-fn reap(registry: BTreeMap<Item, Option<OwnedFd>>) {
+pub(crate) fn reap(registry: BTreeMap<Item, Option<OwnedFd>>) {
     // First the jails: kill each one's process group, then wait (bounded) for its leader.
     let deadline = Instant::now() + JAIL_GRACE;
     for (item, pidfd) in &registry {
@@ -649,14 +321,8 @@ fn reap(registry: BTreeMap<Item, Option<OwnedFd>>) {
             }
             Item::Temp(p) => remove_any(&p),
             Item::Placeholder(path, tag) => {
-                let kind = tag.kind();
-                if let Ok(fd) = open_at(&path, kind) {
-                    pending.push(Placeholder {
-                        path,
-                        kind,
-                        fd,
-                        created: false,
-                    });
+                if let Some(p) = Placeholder::left_behind(path, tag.kind()) {
+                    pending.push(p);
                 }
             }
         }
@@ -788,108 +454,13 @@ pub fn reap_main(_args: &[OsString]) -> i32 {
     0
 }
 
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
     use super::*;
     use std::os::unix::process::{CommandExt, ExitStatusExt};
-
-    fn held(c: &mut Cleanup, p: &Path, kind: Kind) -> bool {
-        c.placeholder(p, kind).unwrap()
-    }
-
-    #[test]
-    fn the_last_of_two_holders_removes_a_shared_placeholder() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join(".vscode");
-        let mut a = Cleanup::new(None);
-        let mut b = Cleanup::new(None);
-        assert!(held(&mut a, &p, Kind::Dir) && held(&mut b, &p, Kind::Dir));
-        drop(a);
-        assert!(p.is_dir(), "removed while another run still relied on it");
-        drop(b);
-        assert!(
-            !p.exists(),
-            "the last holder must remove a marked placeholder"
-        );
-        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
-        assert!(names.is_empty(), "a temporary name was left: {names:?}");
-    }
-
-    #[test]
-    fn a_directory_a_person_made_is_never_removed() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join(".idea");
-        std::fs::create_dir(&p).unwrap();
-        let mut c = Cleanup::new(None);
-        assert!(held(&mut c, &p, Kind::Dir));
-        drop(c);
-        assert!(p.is_dir());
-    }
-
-    #[test]
-    fn a_placeholder_written_into_is_kept_and_a_file_must_match() {
-        let dir = tempfile::tempdir().unwrap();
-        let d = dir.path().join(".claude");
-        let mut c = Cleanup::new(None);
-        assert!(held(&mut c, &d, Kind::Dir));
-        std::fs::write(d.join("settings.json"), "{}").unwrap();
-        drop(c);
-        assert!(d.join("settings.json").exists());
-
-        let f = dir.path().join("commondir");
-        let mut c = Cleanup::new(None);
-        assert!(held(&mut c, &f, Kind::File(b".\n")));
-        assert_eq!(std::fs::read(&f).unwrap(), b".\n");
-        std::fs::write(&f, "../elsewhere\n").unwrap();
-        drop(c);
-        assert_eq!(std::fs::read(&f).unwrap(), b"../elsewhere\n");
-    }
-
-    #[test]
-    fn a_file_that_was_already_there_is_joined_not_replaced() {
-        let dir = tempfile::tempdir().unwrap();
-        let f = dir.path().join("config.worktree");
-        std::fs::write(&f, "").unwrap();
-        let mut c = Cleanup::new(None);
-        assert!(held(&mut c, &f, Kind::File(b"")));
-        drop(c);
-        assert!(
-            f.exists(),
-            "a person's empty file is not cordon's to remove"
-        );
-    }
-
-    #[test]
-    fn the_reaper_removes_what_is_still_registered() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join(".vscode");
-        let mut c = Cleanup::new(None);
-        assert!(held(&mut c, &p, Kind::Dir));
-        // The launcher "dies": its descriptors (and so its lock) go, nothing is removed by it.
-        for item in std::mem::take(&mut c.items) {
-            if let Held::Placeholder(p, _) = item {
-                drop(p.fd);
-            }
-        }
-        let tree = dir.path().join("cordon-tmp-x");
-        std::fs::create_dir_all(tree.join("sub")).unwrap();
-        let other = dir.path().join(".idea");
-        std::fs::create_dir(&other).unwrap();
-        let mut registry = BTreeMap::new();
-        for item in [
-            Item::Placeholder(p.clone(), KindTag::Dir),
-            Item::Placeholder(other.clone(), KindTag::Dir),
-            Item::Tree(tree.clone()),
-        ] {
-            registry.insert(item, None);
-        }
-        reap(registry);
-        assert!(!p.exists(), "a marked, unlocked placeholder stays");
-        assert!(!tree.exists());
-        assert!(other.exists(), "an unmarked directory was removed");
-    }
 
     #[test]
     fn a_jail_known_only_by_its_marker_is_killed_when_the_launcher_is_gone() {

@@ -1,3 +1,6 @@
+//! The session: a walk of the writable roots once ([`Launcher::prepare`]), and each command
+//! run with [`Launcher::run_prepared`] in a jail built ahead of it (`warm.rs`).
+//!
 //! Once per session: the walk of the writable roots that no single command may pay for.
 //!
 //! An agent runs hundreds of commands in a repository of hundreds of thousands of files; a
@@ -13,6 +16,7 @@
 //! (seccomp), and `mkfifo` only reaches the jail's own processes. What appears between commands
 //! appears from the host, and is the host's to answer for.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -23,6 +27,10 @@ use cordon_scan::{Counts, DenyGlobs, Finding, SessionScan};
 use serde::Serialize;
 
 use crate::error::LaunchError;
+use crate::launcher::result::refused;
+use crate::launcher::{Launcher, RunRequest, RunResult, RunStatus, Start, policy_hash};
+
+mod warm;
 
 /// How many findings a report lists (all of them count).
 pub const REPORTED: usize = 5;
@@ -34,7 +42,7 @@ pub struct Preparation {
     took: Duration,
     /// The session's next jail, built ahead of its command (warm.rs); shared by clones, killed
     /// when the last is dropped.
-    pub(crate) warm: Arc<crate::warm::Slot>,
+    pub(crate) warm: Arc<warm::Slot>,
 }
 
 /// What `doctor` and `--json` show of a preparation.
@@ -141,4 +149,80 @@ impl Preparation {
     pub fn roots(&self) -> &[PathBuf] {
         self.scan.roots()
     }
+}
+
+impl Launcher {
+    /// Walks `plan`'s writable roots once for the session (preparation.rs): refuses, naming the
+    /// path and the rule, a nested mount, a hard link reaching outside, a socket, a FIFO or a
+    /// device in them. Commands then run with [`Launcher::run_prepared`], which checks only
+    /// that the roots are unchanged.
+    pub fn prepare(&self, plan: &Plan) -> Result<Preparation, LaunchError> {
+        let prep = Preparation::walk(plan)?;
+        prep.refusal()?;
+        Ok(prep)
+    }
+
+    /// [`Launcher::run`] for a prepared session: refused (nothing runs) when a writable root is
+    /// not one the preparation walked or was replaced since; a constant-time check.
+    ///
+    /// With a backend whose jail can wait for its command (bubblewrap), each call also builds
+    /// the session's next jail before it returns, and the next call whose request fits (same
+    /// plan, host environment and output handling, stdin not passed through) hands its command
+    /// to that jail instead of building one (warm.rs): the launch then costs little more than
+    /// the payload's own `exec`. Each command still gets a jail of its own, self-checked before
+    /// the payload runs. [`Preparation::discard_waiting_jail`] or dropping the preparation ends a
+    /// waiting jail.
+    pub fn run_prepared(
+        &self,
+        req: &RunRequest<'_>,
+        prep: &Preparation,
+    ) -> Result<RunResult, LaunchError> {
+        if let Err(why) = prep.check(req.plan) {
+            return Ok(refused(
+                format!("the session's preparation no longer holds: {why}"),
+                policy_hash(req.plan),
+                BTreeMap::new(),
+            ));
+        }
+        let backend = match self.select().0 {
+            Some(b) if b.builds_ahead() && warm::eligible(req) => b.name(),
+            _ => return self.run(req),
+        };
+        let (result, held) = match prep.warm.take_fitting(backend, req) {
+            Some(mut jail) => match jail.command(req.argv) {
+                Ok(()) => {
+                    let (result, held) = jail.conclude_keeping();
+                    let result = result.map(|mut r| {
+                        r.built_ahead = r.status != RunStatus::Refused;
+                        r
+                    });
+                    (result, held)
+                }
+                Err(e) => {
+                    jail.discard();
+                    (Err(e), None)
+                }
+            },
+            None => match self.start(req, false) {
+                Ok(Start::Jail(jail)) => jail.conclude_keeping(),
+                Ok(Start::Refused(refusal)) => (Ok(refusal), None),
+                Err(e) => (Err(e), None),
+            },
+        };
+        // The next command's jail, built once this one's processes are gone: its host-side
+        // part here, bubblewrap's part and the stage's checks while the caller works on this
+        // result. It joins the placeholders this run still holds (`held`, released after), so
+        // they are not removed and made again for every command. A refusal is not kept; the
+        // next command runs cold and meets it again.
+        // Several threads sharing one session: a jail that fits may already wait (another
+        // thread's), and building a second one would only have one discarded.
+        if !prep.warm.holds_fitting(backend, req)
+            && let Ok(Start::Jail(next)) = self.start(req, true)
+        {
+            prep.warm.put(backend, req, next);
+        }
+        drop(held);
+        result
+    }
+
 }

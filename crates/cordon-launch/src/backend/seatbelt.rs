@@ -26,16 +26,17 @@ use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use cordon_env::ChildEnv;
-use cordon_policy::{HostFacts, Plan, RealHost};
+use cordon_policy::{GuardedPlan, HostFacts, Plan, RealHost};
 use cordon_seatbelt::{Denial, DenialKind, GENERATOR_VERSION, SANDBOX_EXEC, SeatbeltExtras};
 
-use crate::backend::{Backend, BackendReport, Prepared, nonce};
+use crate::backend::{Backend, BackendReport, Prepared, ProbeOutcome, locate};
 use crate::error::LaunchError;
-use crate::launcher::{Launcher, self_check};
-use crate::probe::{self, ProbeKey, ProbeOutcome};
+use crate::probe::{self, ProbeKey};
+use crate::stage::{self, self_check};
 use crate::supervise::{self, Forward, Supervision};
+use crate::token::nonce;
 use crate::violations::{self, Violation, ViolationKind};
-use crate::{locate, stage, sys};
+use crate::sys;
 
 /// The backend's name in results and reports.
 pub const NAME: &str = "seatbelt";
@@ -83,11 +84,6 @@ pub struct SeatbeltBackend {
     found: Result<PathBuf, String>,
     outcome: OnceLock<ProbeOutcome>,
     made: Mutex<Vec<PathBuf>>,
-}
-
-/// A launcher with the Seatbelt backend alone.
-pub fn launcher(config: SeatbeltConfig) -> Launcher {
-    Launcher::new(vec![Box::new(SeatbeltBackend::discover(config))])
 }
 
 impl SeatbeltBackend {
@@ -218,7 +214,7 @@ impl Backend for SeatbeltBackend {
 
     fn prepare(
         &self,
-        plan: &Plan,
+        plan: &GuardedPlan,
         env: &BTreeMap<OsString, OsString>,
         stage_argv: &[OsString],
         status: Vec<OwnedFd>,

@@ -1,0 +1,111 @@
+//! The `Backend` trait: what the launcher asks of a way of jailing a command.
+//!
+//! Each backend lives in a module of its own below this one: [`bwrap`] (bubblewrap, with the
+//! Landlock second wall inside), [`landlock`] (Landlock and seccomp applied by the child itself,
+//! where bubblewrap cannot run) and [`seatbelt`] (macOS's `sandbox-exec`). Between the trait and
+//! the implementations sits the probe (`probe.rs`): every implementation proves it enforces by
+//! running the stage in a throwaway jail of its own, the same way.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::os::fd::OwnedFd;
+use std::path::Path;
+use std::process::Command;
+
+use cordon_policy::GuardedPlan;
+use serde::{Deserialize, Serialize};
+
+use crate::error::LaunchError;
+
+#[cfg(target_os = "linux")]
+pub(crate) mod bwrap;
+#[cfg(target_os = "linux")]
+pub(crate) mod landlock;
+pub(crate) mod locate;
+pub(crate) mod seatbelt;
+
+/// The outcome of probing one backend.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProbeOutcome {
+    /// True only when the probe showed the jail holds.
+    pub enforcing: bool,
+    /// The backend probed.
+    pub backend: String,
+    /// What was seen, in words.
+    pub detail: String,
+    /// Where the answer came from: `probe`, `process-cache` or `file-cache`.
+    pub source: String,
+}
+
+/// A command ready to spawn, and the descriptors it must inherit.
+#[derive(Debug)]
+pub struct Prepared {
+    /// The command (bubblewrap, or the payload itself when unsandboxed).
+    pub command: Command,
+    /// Descriptors the command inherits; drop them after the spawn.
+    pub hold: Vec<OwnedFd>,
+    /// The full argument list, for `cordon explain`.
+    pub shown: Vec<OsString>,
+    /// A private temporary directory made for the run on the host (the Landlock backend),
+    /// removed when dropped (the launcher keeps it until the run's end).
+    pub scratch: Option<crate::cleanup::Tree>,
+    /// Why the command could not start although the list was built (bubblewrap's argument
+    /// limit): the launcher refuses it; `cordon explain` still shows the list.
+    pub startable: Result<(), LaunchError>,
+}
+
+/// What `cordon doctor` reports of a backend.
+#[derive(Debug, Clone, Serialize)]
+pub struct BackendReport {
+    /// Backend name.
+    pub name: &'static str,
+    /// The binary used, if any.
+    pub binary: Option<String>,
+    /// Its version text.
+    pub version: Option<String>,
+    /// Features detected, as `flag: used/required`.
+    pub features: Vec<String>,
+    /// Missing best-effort features.
+    pub degradations: Vec<String>,
+    /// Why it cannot be used at all, if so.
+    pub unusable: Option<String>,
+}
+
+/// A way of jailing a command.
+pub trait Backend: Send + Sync {
+    /// Stable name (`bubblewrap`).
+    fn name(&self) -> &'static str;
+    /// Proves (or disproves) that this backend enforces on this host; cached.
+    fn probe(&self) -> ProbeOutcome;
+    /// Builds the command that runs `stage_argv` (stage arguments then the payload) in the jail
+    /// described by `plan` (guarded: its placeholders are made before the command starts), with
+    /// exactly `env`. The descriptors in `status` (the status pipe, the second wall's rules) are
+    /// inherited by the stage.
+    fn prepare(
+        &self,
+        plan: &GuardedPlan,
+        env: &BTreeMap<OsString, OsString>,
+        stage_argv: &[OsString],
+        status: Vec<OwnedFd>,
+    ) -> Result<Prepared, LaunchError>;
+    /// What `doctor` shows.
+    fn report(&self) -> BackendReport;
+    /// The binary that runs as the stage inside the jail (the cordon binary), if any. The launcher
+    /// refuses a plan whose writable roots contain it: the jail could replace its own checker.
+    fn stage_binary(&self) -> Option<&Path>;
+    /// Whether the stage applies a Landlock ruleset as a second wall inside this jail (rules
+    /// computed with paths as the jail sees them; bubblewrap binds at the host's paths).
+    fn second_wall(&self) -> bool {
+        false
+    }
+    /// Whether this backend's jail can be built before its command is known: its stage runs
+    /// inside the jail and can wait for the command after its checks (warm.rs).
+    fn builds_ahead(&self) -> bool {
+        false
+    }
+    /// Takes one defence away, for the escape suite's mutants run only (never in a release
+    /// build); a backend that has nothing to weaken ignores it.
+    #[cfg(all(feature = "mutants", debug_assertions))]
+    fn weaken(&mut self, _weakening: crate::weaken::Weakening) {}
+}
+

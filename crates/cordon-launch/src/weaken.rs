@@ -1,0 +1,213 @@
+//! Deliberately weakened launchers, for the escape suite's mutants run only.
+//!
+//! The escape suite proves it can fail: it runs its cases against a launcher with one defence
+//! taken away and expects at least one case to read ESCAPED. A weakening is one value,
+//! [`Weakening`], that the caller (the CLI of a mutants build) sets on the launcher with
+//! `Launcher::weakened`; the library reads no environment for it. This module is compiled
+//! only when the `mutants` feature is on *and* debug assertions are on, so neither a default
+//! build of the library nor a release build of the CLI contains any of it (the escape suite
+//! checks the binaries for the names the CLI reads).
+//!
+//! Every weakening also skips the probe (without touching the probe cache) and the in-jail
+//! self-check: those would refuse the weakened jail, which is right, but the suite must show
+//! that its *cases* notice. Jails built ahead of their command (a prepared session, `cordon
+//! serve`) are weakened the same way.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::os::fd::RawFd;
+use std::path::PathBuf;
+
+use cordon_policy::Plan;
+
+use crate::backend::ProbeOutcome;
+use crate::stage::{KEEP_FDS_MARK, SelfCheck};
+
+/// One defence taken away.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Weakening {
+    /// No `--unshare-net`: the host's network namespace.
+    NoNetns,
+    /// No `--seccomp`: no filter at all.
+    NoSeccomp,
+    /// No `--unshare-pid`, and the host's `/proc` instead of a fresh one.
+    NoPidns,
+    /// No credential masks.
+    NoMasks,
+    /// `--bind / /` instead of `--ro-bind / /`.
+    RootWritable,
+    /// Inherited descriptors reach the payload.
+    KeepFds,
+    /// The host environment is passed whole.
+    EnvWhole,
+    /// The host's `/tmp` and `/var/tmp` instead of private ones.
+    NoPrivateTmp,
+    /// No protected paths.
+    ProtectedWritable,
+    /// No wall-clock timeout.
+    NoTimeout,
+}
+
+impl Weakening {
+    /// Every weakening with its name.
+    pub const ALL: [(&'static str, Weakening); 10] = [
+        ("no-netns", Weakening::NoNetns),
+        ("no-seccomp", Weakening::NoSeccomp),
+        ("no-pidns", Weakening::NoPidns),
+        ("no-masks", Weakening::NoMasks),
+        ("root-writable", Weakening::RootWritable),
+        ("keep-fds", Weakening::KeepFds),
+        ("env-whole", Weakening::EnvWhole),
+        ("no-private-tmp", Weakening::NoPrivateTmp),
+        ("protected-writable", Weakening::ProtectedWritable),
+        ("no-timeout", Weakening::NoTimeout),
+    ];
+}
+
+impl std::str::FromStr for Weakening {
+    type Err = String;
+
+    /// A weakening by name; an unknown name is an error, so a typo can never pass for a
+    /// weakening the suite failed to notice.
+    fn from_str(name: &str) -> Result<Weakening, String> {
+        Weakening::ALL
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, w)| *w)
+            .ok_or_else(|| {
+                format!(
+                    "unknown weakening {name:?}; known: {}",
+                    Weakening::ALL.map(|(n, _)| n).join(", ")
+                )
+            })
+    }
+}
+
+/// The probe outcome every weakened backend reports: skipped (and so never cached), since the
+/// weakened jail would fail it.
+pub(crate) fn probe_outcome() -> ProbeOutcome {
+    ProbeOutcome {
+        enforcing: true,
+        backend: "bubblewrap".into(),
+        detail: "MUTANT: probe skipped".into(),
+        source: "mutant".into(),
+    }
+}
+
+/// The plan with the weakening applied (plan-level weakenings only).
+pub(crate) fn plan(weakening: Weakening, plan: &Plan) -> Plan {
+    let mut plan = plan.clone();
+    match weakening {
+        Weakening::NoMasks => plan.masks.clear(),
+        Weakening::ProtectedWritable => plan.protected.clear(),
+        Weakening::NoPrivateTmp => plan
+            .private_dirs
+            .retain(|d| d != &PathBuf::from("/tmp") && d != &PathBuf::from("/var/tmp")),
+        _ => {}
+    }
+    plan
+}
+
+/// A self-check that passes in any jail: the outside path cannot be created anywhere (`/proc`),
+/// no mask and no socket are checked. Under `keep-fds` it also tells the stage to keep
+/// descriptors. A jail built ahead keeps its command descriptor.
+pub(crate) fn self_check(weakening: Weakening, check: &SelfCheck) -> SelfCheck {
+    SelfCheck {
+        status_fd: check.status_fd,
+        deny_network: false,
+        // Never created (the weakened jail is not checked), but unique: it is also the marker
+        // the session reaper kills a killed launcher's jail by, and a shared one would have a
+        // killed launcher's reaper kill every other mutant jail running at the time.
+        outside: PathBuf::from(format!(
+            "/proc/.cordon-mutant-no-self-check-{}-{}",
+            std::process::id(),
+            crate::token::nonce()
+        )),
+        masked: (weakening == Weakening::KeepFds).then(|| (PathBuf::from(KEEP_FDS_MARK), false)),
+        // A weakened first wall must show in the escape suite, not be hidden by the second.
+        landlock_fd: None,
+        command_fd: check.command_fd,
+    }
+}
+
+/// The environment the jail gets: the host's, whole, under `env-whole`.
+pub(crate) fn env(
+    weakening: Weakening,
+    filtered: &BTreeMap<OsString, OsString>,
+    host: &[(OsString, OsString)],
+) -> BTreeMap<OsString, OsString> {
+    match weakening {
+        Weakening::EnvWhole => host.iter().cloned().collect(),
+        _ => filtered.clone(),
+    }
+}
+
+/// The wall-clock timeout, none under `no-timeout`.
+pub(crate) fn timeout(
+    weakening: Weakening,
+    timeout: Option<std::time::Duration>,
+) -> Option<std::time::Duration> {
+    match weakening {
+        Weakening::NoTimeout => None,
+        _ => timeout,
+    }
+}
+
+/// bubblewrap's option steps with the weakening applied.
+pub(crate) fn options(weakening: Weakening, steps: &[Vec<OsString>]) -> Vec<Vec<OsString>> {
+    let mut out: Vec<Vec<OsString>> = Vec::with_capacity(steps.len());
+    for step in steps {
+        let words: Vec<&str> = step.iter().map(|w| w.to_str().unwrap_or("")).collect();
+        match (weakening, words.as_slice()) {
+            (Weakening::NoNetns, ["--unshare-net"])
+            | (Weakening::NoSeccomp, ["--seccomp", _])
+            | (Weakening::NoPidns, ["--unshare-pid"]) => {}
+            (Weakening::NoPidns, ["--proc", dest]) => {
+                out.push(vec!["--ro-bind".into(), "/proc".into(), (*dest).into()]);
+            }
+            (Weakening::RootWritable, ["--ro-bind", "/", "/"]) => {
+                out.push(vec!["--bind".into(), "/".into(), "/".into()]);
+            }
+            _ => out.push(step.clone()),
+        }
+    }
+    out
+}
+
+/// Under `keep-fds`: every descriptor this process inherited (open without close-on-exec; the
+/// launcher opens all of its own with it) is handed on as well.
+pub(crate) fn kept_fds(weakening: Weakening) -> Vec<RawFd> {
+    if weakening != Weakening::KeepFds {
+        return Vec::new();
+    }
+    let Ok(dir) = std::fs::read_dir("/proc/self/fd") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<RawFd>().ok())
+        .filter(|&fd| fd > 2)
+        .filter(|&fd| is_cloexec(fd) == Some(false))
+        .collect()
+}
+
+/// Whether descriptor `fd` is close-on-exec, read from `/proc/self/fdinfo` (no `unsafe`).
+fn is_cloexec(fd: RawFd) -> Option<bool> {
+    let info = std::fs::read_to_string(format!("/proc/self/fdinfo/{fd}")).ok()?;
+    let flags = info
+        .lines()
+        .find_map(|l| l.strip_prefix("flags:"))?
+        .trim()
+        .to_owned();
+    let flags = u32::from_str_radix(&flags, 8).ok()?;
+    Some(flags & 0o2000000 != 0)
+}
+
+/// The `--args` bytes of weakened steps: every option followed by a NUL byte.
+pub(crate) fn nul_separated(steps: &[Vec<OsString>]) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    for word in steps.iter().flatten() {
+        bytes.extend_from_slice(word.as_encoded_bytes());
+        bytes.push(0);
+    }
+    bytes
+}

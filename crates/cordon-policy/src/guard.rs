@@ -1,0 +1,255 @@
+//! What a read-only bind of each protected path leaves open, closed in the plan itself.
+//!
+//! A [`Plan`] lists the protected paths that exist. Binding each one read-only is not enough;
+//! the escape suite found three ways around it, all inside a writable root and all leading to
+//! code that host tools run later:
+//!
+//! - **Renaming a parent away.** A bind mount cannot be renamed, but the directory holding it can:
+//!   `mv .git .git-old; mkdir -p .git/hooks` leaves the host with a fresh, writable hooks
+//!   directory. Every directory between a writable root and a protected path is therefore
+//!   *pinned* (a writable root of its own, bound onto itself): a mount point cannot be renamed
+//!   or removed.
+//! - **Redirecting git.** `.git/commondir` makes git read its config and hooks from anywhere, and
+//!   a linked worktree's `.git` file names its administrative directory; either one walks around
+//!   a protected `.git/config`. An existing `commondir`, `gitdir` or `.git` file is protected; a
+//!   repository without `commondir` gets a placeholder reading `.` (git's own meaning: the
+//!   repository itself); so does a missing protected `config.worktree` (empty: no settings).
+//! - **Creating what did not exist.** A missing protected directory cannot be bound, so the
+//!   command could create `.vscode/tasks.json` or `.claude/settings.json`. Missing protected
+//!   directories get an empty placeholder directory. (Missing protected *files* such as `.envrc`
+//!   are left alone: an empty file would show up in `git status` and be committed; the tools
+//!   that read them ask before trusting a new one.)
+//!
+//! [`Plan::guard`] is pure: it reads the host through [`HostFacts`] and returns a
+//! [`GuardedPlan`], which holds the plan with the pins and the extra protected paths, and the
+//! [`Placeholder`]s the launcher must make (or join, when one is already there) before the jail
+//! starts and remove after it. Every generator that builds a jail from it (bubblewrap's argument
+//! list above all) therefore builds the same jail, whoever calls it.
+
+use std::ops::Deref;
+use std::path::{Component, Path, PathBuf};
+
+use crate::host::{EntryKind, HostFacts};
+use crate::paths::is_within;
+use crate::plan::{Plan, ProtectedPath, SkipReason};
+
+/// Protected directories that get a placeholder when they are missing.
+pub const PLACEHOLDER_DIRS: &[&str] = &[
+    ".vscode",
+    ".idea",
+    ".devcontainer",
+    ".husky",
+    ".cordon",
+    ".claude",
+];
+
+/// What `commondir` says when the repository is its own common directory.
+pub const COMMONDIR_SELF: &[u8] = b".\n";
+
+/// Protected files that get a placeholder when missing, with its content: git reads an empty
+/// `config.worktree` as no settings.
+pub const PLACEHOLDER_FILES: &[(&str, &[u8])] = &[("config.worktree", b"")];
+
+/// What a placeholder is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum PlaceholderKind {
+    /// An empty directory.
+    Dir,
+    /// A file holding exactly these bytes.
+    File(&'static [u8]),
+}
+
+/// A placeholder the launcher makes for the run (or joins, when one is already there: perhaps
+/// another run's), protected while the jail lives and removed after it when still exactly what
+/// was made.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Placeholder {
+    /// Canonical path, inside a writable root.
+    pub path: PathBuf,
+    /// Directory or file, and the file's content.
+    pub kind: PlaceholderKind,
+    /// True when nothing was there when the plan was guarded: the run creates it.
+    pub created_for_the_run: bool,
+}
+
+/// A plan with the gaps of read-only binds closed ([`Plan::guard`]), and what the launcher must
+/// make on the host for it. Dereferences to the guarded [`Plan`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GuardedPlan {
+    plan: Plan,
+    placeholders: Vec<Placeholder>,
+    pins: Vec<PathBuf>,
+}
+
+impl Deref for GuardedPlan {
+    type Target = Plan;
+
+    fn deref(&self) -> &Plan {
+        &self.plan
+    }
+}
+
+impl GuardedPlan {
+    /// The guarded plan.
+    pub fn plan(&self) -> &Plan {
+        &self.plan
+    }
+
+    /// The placeholders to make or join before the jail starts, sorted by path.
+    pub fn placeholders(&self) -> &[Placeholder] {
+        &self.placeholders
+    }
+
+    /// The directories pinned (added to the writable roots) so that no protected path can be
+    /// renamed away with its parent, sorted.
+    pub fn pins(&self) -> &[PathBuf] {
+        &self.pins
+    }
+
+    /// The plan without the placeholder at `path`, for a launcher that could not make it (the
+    /// user cannot write there, or something of another kind appeared): the path is no longer
+    /// protected, as it would not have been without the guard. Pins stay (a pin only keeps a
+    /// directory in place).
+    pub fn without_placeholder(&mut self, path: &Path) {
+        self.placeholders.retain(|p| p.path != path);
+        self.plan.protected.retain(|p| p.path != path);
+    }
+}
+
+fn add(placeholders: &mut Vec<Placeholder>, path: &Path, kind: PlaceholderKind, created: bool) {
+    if !placeholders.iter().any(|p| p.path == path) {
+        placeholders.push(Placeholder {
+            path: path.to_path_buf(),
+            kind,
+            created_for_the_run: created,
+        });
+    }
+}
+
+fn root_of<'a>(plan: &'a Plan, p: &Path) -> Option<&'a PathBuf> {
+    plan.writable.iter().find(|r| is_within(p, r))
+}
+
+fn protect(plan: &mut Plan, path: PathBuf, kind: EntryKind) {
+    if plan.protected.iter().any(|p| p.path == path) {
+        return;
+    }
+    if let Some(root) = root_of(plan, &path).cloned() {
+        plan.protected.push(ProtectedPath { path, kind, root });
+    }
+}
+
+/// The placeholder kind a protected path of this name gets, if any.
+fn placeholder_kind(path: &Path) -> Option<PlaceholderKind> {
+    let name = path.file_name()?.to_str()?;
+    if PLACEHOLDER_DIRS.contains(&name) {
+        return Some(PlaceholderKind::Dir);
+    }
+    PLACEHOLDER_FILES
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, content)| PlaceholderKind::File(content))
+}
+
+impl Plan {
+    /// The plan with what read-only binds leave open closed (the module documentation): existing
+    /// git redirections protected, placeholders listed for missing protected directories and
+    /// `commondir`, every directory between a writable root and a protected path pinned. Reads
+    /// the host only through `host`; writes nothing.
+    pub fn guard(&self, host: &dyn HostFacts) -> GuardedPlan {
+        let is = |p: &Path, kind: EntryKind| host.kind(p) == Some(kind);
+        let mut plan = self.clone();
+        let mut placeholders: Vec<Placeholder> = Vec::new();
+
+        for root in &self.writable {
+            let dot_git = root.join(".git");
+            if is(&dot_git, EntryKind::Dir) {
+                let commondir = dot_git.join("commondir");
+                match host.kind(&commondir) {
+                    // Maybe another run's placeholder: joined, so that run cannot remove it
+                    // under this one.
+                    Some(EntryKind::File) => {
+                        add(
+                            &mut placeholders,
+                            &commondir,
+                            PlaceholderKind::File(COMMONDIR_SELF),
+                            false,
+                        );
+                        protect(&mut plan, commondir, EntryKind::File);
+                    }
+                    None => {
+                        add(
+                            &mut placeholders,
+                            &commondir,
+                            PlaceholderKind::File(COMMONDIR_SELF),
+                            true,
+                        );
+                        protect(&mut plan, commondir, EntryKind::File);
+                    }
+                    Some(_) => {}
+                }
+            } else if is(&dot_git, EntryKind::File) {
+                // A linked worktree: its `.git` file names the administrative directory.
+                protect(&mut plan, dot_git, EntryKind::File);
+            }
+            // A worktree's administrative directory made writable (the git-worktree profile).
+            if is(&root.join("commondir"), EntryKind::File) {
+                for name in ["commondir", "gitdir"] {
+                    if is(&root.join(name), EntryKind::File) {
+                        protect(&mut plan, root.join(name), EntryKind::File);
+                    }
+                }
+            }
+        }
+
+        for skipped in &self.skipped {
+            let p = &skipped.path;
+            let eligible = skipped.reason == SkipReason::ProtectedMissing
+                && p.parent().is_some_and(|d| is(d, EntryKind::Dir))
+                && root_of(&plan, p).is_some();
+            let Some(kind) = placeholder_kind(p).filter(|_| eligible) else {
+                continue;
+            };
+            add(&mut placeholders, p, kind, true);
+            let entry = match kind {
+                PlaceholderKind::Dir => EntryKind::Dir,
+                PlaceholderKind::File(_) => EntryKind::File,
+            };
+            protect(&mut plan, p.clone(), entry);
+        }
+        // A protected path that exists under a placeholder's name may be another run's
+        // placeholder: joined, so that run's cleanup waits for this jail.
+        for prot in &plan.protected {
+            if let Some(kind) = placeholder_kind(&prot.path) {
+                add(&mut placeholders, &prot.path, kind, false);
+            }
+        }
+
+        // Pin every directory between a writable root and a protected path.
+        let mut pins: Vec<PathBuf> = Vec::new();
+        for prot in &plan.protected {
+            let Ok(rel) = prot.path.strip_prefix(&prot.root) else {
+                continue;
+            };
+            let mut dir = prot.root.clone();
+            let parts: Vec<Component<'_>> = rel.components().collect();
+            for part in parts.iter().take(parts.len().saturating_sub(1)) {
+                dir.push(part);
+                if is(&dir, EntryKind::Dir) && !pins.contains(&dir) {
+                    pins.push(dir.clone());
+                }
+            }
+        }
+        pins.sort();
+        plan.writable.extend(pins.iter().cloned());
+        plan.writable.sort();
+        plan.writable.dedup();
+        plan.protected.sort();
+        placeholders.sort();
+        GuardedPlan {
+            plan,
+            placeholders,
+            pins,
+        }
+    }
+}
