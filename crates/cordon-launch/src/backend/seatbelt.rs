@@ -439,7 +439,7 @@ mod tests {
         assert!(outcome.detail.contains("/usr/bin/sandbox-exec"));
         let err = backend
             .prepare(
-                &plan(&FakeHost::typical()),
+                &plan(&FakeHost::typical()).guard(&FakeHost::typical()),
                 &BTreeMap::new(),
                 &["true".into()],
                 Vec::new(),
