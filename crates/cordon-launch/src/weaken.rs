@@ -20,7 +20,6 @@ use std::path::PathBuf;
 
 use cordon_policy::Plan;
 
-use crate::backend::ProbeOutcome;
 use crate::stage::{KEEP_FDS_MARK, SelfCheck};
 
 /// One defence taken away.
@@ -81,17 +80,6 @@ impl std::str::FromStr for Weakening {
                     Weakening::ALL.map(|(n, _)| n).join(", ")
                 )
             })
-    }
-}
-
-/// The probe outcome every weakened backend reports: skipped (and so never cached), since the
-/// weakened jail would fail it.
-pub(crate) fn probe_outcome() -> ProbeOutcome {
-    ProbeOutcome {
-        enforcing: true,
-        backend: "bubblewrap".into(),
-        detail: "MUTANT: probe skipped".into(),
-        source: "mutant".into(),
     }
 }
 

@@ -253,3 +253,59 @@ impl Plan {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use crate::{FakeHost, Invocation, Policy, Profile};
+
+    fn guarded(host: &FakeHost, work: &str) -> GuardedPlan {
+        Plan::resolve(&Policy::for_profile(Profile::Shell), &Invocation::at(work), host)
+            .unwrap()
+            .guard(host)
+    }
+
+    #[test]
+    fn pins_parents_protects_commondir_and_lists_placeholders() {
+        let host = FakeHost::typical();
+        let g = guarded(&host, "/home/u/proj");
+        let w = Path::new("/home/u/proj");
+        assert_eq!(g.pins(), [w.join(".git")]);
+        assert!(g.writable.contains(&w.join(".git")));
+        let protected: Vec<&Path> = g.protected.iter().map(|p| p.path.as_path()).collect();
+        for p in [".git/commondir", ".git/hooks", ".vscode", ".claude"] {
+            assert!(protected.contains(&w.join(p).as_path()), "{p}: {protected:?}");
+        }
+        let commondir = g
+            .placeholders()
+            .iter()
+            .find(|p| p.path == w.join(".git/commondir"))
+            .unwrap();
+        assert_eq!(commondir.kind, PlaceholderKind::File(COMMONDIR_SELF));
+        assert!(commondir.created_for_the_run);
+        let vscode = g
+            .placeholders()
+            .iter()
+            .find(|p| p.path == w.join(".vscode"))
+            .unwrap();
+        assert_eq!(vscode.kind, PlaceholderKind::Dir);
+        // Guarding reads only: the host is unchanged, and guarding twice gives the same plan.
+        assert_eq!(g.plan().guard(&host).plan(), g.plan());
+    }
+
+    #[test]
+    fn a_linked_worktree_git_file_is_protected_and_a_dropped_placeholder_unprotected() {
+        let host = FakeHost::typical()
+            .dir("/home/u/wt")
+            .file("/home/u/wt/.git", "gitdir: /home/u/proj/.git/worktrees/wt\n");
+        let mut g = guarded(&host, "/home/u/wt");
+        let wt = Path::new("/home/u/wt");
+        assert!(g.protected.iter().any(|p| p.path == wt.join(".git")));
+        assert!(!g.placeholders().iter().any(|p| p.path.ends_with("commondir")));
+        g.without_placeholder(&wt.join(".vscode"));
+        assert!(!g.protected.iter().any(|p| p.path == wt.join(".vscode")));
+        assert!(!g.placeholders().iter().any(|p| p.path == wt.join(".vscode")));
+    }
+}

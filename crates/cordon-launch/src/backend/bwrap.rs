@@ -175,7 +175,13 @@ impl Backend for BwrapBackend {
     fn probe(&self) -> ProbeOutcome {
         #[cfg(all(feature = "mutants", debug_assertions))]
         if self.weakening.is_some() {
-            return crate::weaken::probe_outcome();
+            // Skipped, and so never cached: the weakened jail would fail it.
+            return ProbeOutcome {
+                enforcing: true,
+                backend: "bubblewrap".into(),
+                detail: "MUTANT: probe skipped".into(),
+                source: "mutant".into(),
+            };
         }
         self.outcome
             .get_or_init(|| {
