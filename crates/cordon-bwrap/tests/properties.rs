@@ -251,9 +251,17 @@ fn expected_mounts(case: &Case) -> Vec<Step> {
         (0, "/dev".into(), vec![step("--dev", &["/dev".as_ref()])]),
         (0, "/proc".into(), vec![step("--proc", &["/proc".as_ref()])]),
     ];
-    for (flag, name) in [("--ro-bind", "sys"), ("--ro-bind-try", "irq"), ("--ro-bind-try", "bus")] {
+    for (flag, name) in [
+        ("--ro-bind", "sys"),
+        ("--ro-bind-try", "irq"),
+        ("--ro-bind-try", "bus"),
+    ] {
         let p = Path::new("/proc").join(name);
-        tagged.push((0, p.clone(), vec![step(flag, &[p.as_os_str(), p.as_os_str()])]));
+        tagged.push((
+            0,
+            p.clone(),
+            vec![step(flag, &[p.as_os_str(), p.as_os_str()])],
+        ));
     }
     if plan.posture == Posture::Host {
         tagged.push((

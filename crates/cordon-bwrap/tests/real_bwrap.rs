@@ -76,7 +76,9 @@ fn run_in_jail(posture: Posture) {
     for p in plan.placeholders().iter().filter(|p| p.created_for_the_run) {
         match p.kind {
             cordon_policy::PlaceholderKind::Dir => std::fs::create_dir(&p.path).unwrap(),
-            cordon_policy::PlaceholderKind::File(content) => std::fs::write(&p.path, content).unwrap(),
+            cordon_policy::PlaceholderKind::File(content) => {
+                std::fs::write(&p.path, content).unwrap()
+            }
         }
     }
 

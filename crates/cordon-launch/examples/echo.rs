@@ -33,20 +33,22 @@ fn run() -> Result<u8, Box<dyn std::error::Error>> {
         &Invocation::at(&work),
         &RealHost::new(home.clone()),
     );
-    let outcome = plan.map_err(Box::<dyn std::error::Error>::from).and_then(|plan| {
-        let config = Launcher::default_config(std::env::current_exe()?, home, None);
-        let result = Launcher::linux(config).run(&RunRequest {
-            plan: &plan,
-            argv: &["echo".into(), "hi".into()],
-            host_env: &cordon_env::host_snapshot(),
-            forward: Forward::ToOwnStdio,
-            inherit_stdin: false,
-        })?;
-        if let Some(why) = &result.refusal {
-            eprintln!("refused: {why}");
-        }
-        Ok(u8::try_from(result.exit_code.clamp(0, 255)).unwrap_or(u8::MAX))
-    });
+    let outcome = plan
+        .map_err(Box::<dyn std::error::Error>::from)
+        .and_then(|plan| {
+            let config = Launcher::default_config(std::env::current_exe()?, home, None);
+            let result = Launcher::linux(config).run(&RunRequest {
+                plan: &plan,
+                argv: &["echo".into(), "hi".into()],
+                host_env: &cordon_env::host_snapshot(),
+                forward: Forward::ToOwnStdio,
+                inherit_stdin: false,
+            })?;
+            if let Some(why) = &result.refusal {
+                eprintln!("refused: {why}");
+            }
+            Ok(u8::try_from(result.exit_code.clamp(0, 255)).unwrap_or(u8::MAX))
+        });
     let _ = std::fs::remove_dir_all(&work);
     outcome
 }

@@ -26,4 +26,3 @@ pub fn run_if_stage(args: &[OsString]) {
     };
     std::process::exit(code);
 }
-

@@ -31,6 +31,19 @@ pub enum LaunchError {
         /// The writable root it lies in.
         root: String,
     },
+    /// The backend executes the stage binary at its host path inside the jail, and the plan
+    /// hides that path from the jail: the stage could not run.
+    #[error(
+        "cordon's own binary {stage} cannot run in the {backend} backend's jail: {rule}; install cordon outside it (e.g. /usr/local/bin), or use the bubblewrap backend, which binds it into the jail"
+    )]
+    StageHidden {
+        /// The stage binary.
+        stage: String,
+        /// The backend.
+        backend: &'static str,
+        /// The rule that hides it.
+        rule: String,
+    },
     /// The command line was empty.
     #[error("no command given: nothing to run")]
     EmptyCommand,

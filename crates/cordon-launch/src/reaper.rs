@@ -454,7 +454,6 @@ pub fn reap_main(_args: &[OsString]) -> i32 {
     0
 }
 
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]

@@ -167,7 +167,10 @@ fn graph() -> BTreeMap<String, BTreeSet<String>> {
 fn no_module_imports_one_that_imports_it_back() {
     let edges = graph();
     for (m, to) in &edges {
-        println!("{m} -> {}", to.iter().cloned().collect::<Vec<_>>().join(", "));
+        println!(
+            "{m} -> {}",
+            to.iter().cloned().collect::<Vec<_>>().join(", ")
+        );
     }
     // Depth-first search for a cycle, reported as the path that closes it.
     fn visit(

@@ -262,9 +262,13 @@ mod tests {
     use crate::{FakeHost, Invocation, Policy, Profile};
 
     fn guarded(host: &FakeHost, work: &str) -> GuardedPlan {
-        Plan::resolve(&Policy::for_profile(Profile::Shell), &Invocation::at(work), host)
-            .unwrap()
-            .guard(host)
+        Plan::resolve(
+            &Policy::for_profile(Profile::Shell),
+            &Invocation::at(work),
+            host,
+        )
+        .unwrap()
+        .guard(host)
     }
 
     #[test]
@@ -276,7 +280,10 @@ mod tests {
         assert!(g.writable.contains(&w.join(".git")));
         let protected: Vec<&Path> = g.protected.iter().map(|p| p.path.as_path()).collect();
         for p in [".git/commondir", ".git/hooks", ".vscode", ".claude"] {
-            assert!(protected.contains(&w.join(p).as_path()), "{p}: {protected:?}");
+            assert!(
+                protected.contains(&w.join(p).as_path()),
+                "{p}: {protected:?}"
+            );
         }
         let commondir = g
             .placeholders()
@@ -297,15 +304,24 @@ mod tests {
 
     #[test]
     fn a_linked_worktree_git_file_is_protected_and_a_dropped_placeholder_unprotected() {
-        let host = FakeHost::typical()
-            .dir("/home/u/wt")
-            .file("/home/u/wt/.git", "gitdir: /home/u/proj/.git/worktrees/wt\n");
+        let host = FakeHost::typical().dir("/home/u/wt").file(
+            "/home/u/wt/.git",
+            "gitdir: /home/u/proj/.git/worktrees/wt\n",
+        );
         let mut g = guarded(&host, "/home/u/wt");
         let wt = Path::new("/home/u/wt");
         assert!(g.protected.iter().any(|p| p.path == wt.join(".git")));
-        assert!(!g.placeholders().iter().any(|p| p.path.ends_with("commondir")));
+        assert!(
+            !g.placeholders()
+                .iter()
+                .any(|p| p.path.ends_with("commondir"))
+        );
         g.without_placeholder(&wt.join(".vscode"));
         assert!(!g.protected.iter().any(|p| p.path == wt.join(".vscode")));
-        assert!(!g.placeholders().iter().any(|p| p.path == wt.join(".vscode")));
+        assert!(
+            !g.placeholders()
+                .iter()
+                .any(|p| p.path == wt.join(".vscode"))
+        );
     }
 }

@@ -279,7 +279,10 @@ fn explain_prints_one_argument_per_line_and_hides_explicit_values() {
         j.work.join(".vscode").display()
     );
     assert!(all.contains(&made), "{all:?}");
-    assert!(!j.work.join(".vscode").exists(), "explain made a placeholder");
+    assert!(
+        !j.work.join(".vscode").exists(),
+        "explain made a placeholder"
+    );
     let lines: Vec<String> = all.into_iter().filter(|l| !l.starts_with("# ")).collect();
     assert_eq!(lines[0], "/usr/bin/bwrap");
     assert!(lines.contains(&"--unshare-net".to_owned()));

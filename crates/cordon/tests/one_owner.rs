@@ -35,7 +35,10 @@ impl Recorder {
             Path::new(BWRAP).exists(),
             "{BWRAP} is missing: install bubblewrap; this test does not skip"
         );
-        let dir = PathBuf::from(format!("/var/lib/cordon-test-record-{}", std::process::id()));
+        let dir = PathBuf::from(format!(
+            "/var/lib/cordon-test-record-{}",
+            std::process::id()
+        ));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(dir.join("calls")).unwrap();
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -206,11 +209,8 @@ fn the_public_crates_build_the_list_run_hands_bubblewrap_and_explain_prints_it()
         assert!(rules.contains("--ro-bind /proc/sys /proc/sys"));
 
         // What the launcher hands bubblewrap for the same plan.
-        let mut config = Launcher::default_config(
-            stage.clone(),
-            Some(home_dir.as_os_str().to_owned()),
-            None,
-        );
+        let mut config =
+            Launcher::default_config(stage.clone(), Some(home_dir.as_os_str().to_owned()), None);
         config.candidates = vec![recorder.wrapper()];
         config.cache_file = None;
         let launcher = Launcher::linux_with(config, cordon_launch::BackendChoice::Bwrap);
@@ -231,7 +231,11 @@ fn the_public_crates_build_the_list_run_hands_bubblewrap_and_explain_prints_it()
             "the public crates' list differs from what the launcher ran"
         );
         for p in &made {
-            assert!(!p.exists(), "a placeholder was left behind: {}", p.display());
+            assert!(
+                !p.exists(),
+                "a placeholder was left behind: {}",
+                p.display()
+            );
         }
 
         // And what `cordon explain` prints for the same plan: the placeholders marked, then

@@ -238,4 +238,8 @@ impl Backend for LandlockBackend {
     fn stage_binary(&self) -> Option<&Path> {
         Some(&self.config.stage_binary)
     }
+
+    fn runs_stage_in_place(&self) -> bool {
+        true
+    }
 }

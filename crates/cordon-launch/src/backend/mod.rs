@@ -37,6 +37,28 @@ pub struct ProbeOutcome {
     pub source: String,
 }
 
+/// Why the stage binary `stage` (canonical) cannot run in a jail of `plan` that executes it in
+/// place: the rule of the plan that hides it, in words. `None` when nothing hides it.
+pub(crate) fn stage_hidden(stage: &Path, plan: &cordon_policy::Plan) -> Option<String> {
+    use cordon_policy::paths::is_within;
+    if let Some(dir) = plan.private_dirs.iter().find(|d| is_within(stage, d)) {
+        return Some(format!(
+            "{} is replaced by a private, empty directory in the jail",
+            dir.display()
+        ));
+    }
+    if let Some(mask) = plan.masks.iter().find(|m| is_within(stage, &m.target)) {
+        return Some(format!("{} is a credential mask", mask.target.display()));
+    }
+    if plan.posture == cordon_policy::Posture::Minimal
+        && !plan.read_only.iter().any(|b| is_within(stage, &b.source))
+        && !plan.writable.iter().any(|w| is_within(stage, w))
+    {
+        return Some("the minimal posture shows only its vetted read-only trees".into());
+    }
+    None
+}
+
 /// A command ready to spawn, and the descriptors it must inherit.
 #[derive(Debug)]
 pub struct Prepared {
@@ -98,6 +120,12 @@ pub trait Backend: Send + Sync {
     fn second_wall(&self) -> bool {
         false
     }
+    /// Whether the jail executes the stage binary at its host path under the jail's own rules
+    /// (the Landlock and Seatbelt backends), so a binary the plan hides cannot run there.
+    /// bubblewrap binds it from outside the jail instead.
+    fn runs_stage_in_place(&self) -> bool {
+        false
+    }
     /// Whether this backend's jail can be built before its command is known: its stage runs
     /// inside the jail and can wait for the command after its checks (warm.rs).
     fn builds_ahead(&self) -> bool {
@@ -108,4 +136,3 @@ pub trait Backend: Send + Sync {
     #[cfg(all(feature = "mutants", debug_assertions))]
     fn weaken(&mut self, _weakening: crate::weaken::Weakening) {}
 }
-

@@ -34,9 +34,9 @@ use crate::error::LaunchError;
 use crate::probe::{self, ProbeKey};
 use crate::stage::{self, self_check};
 use crate::supervise::{self, Forward, Supervision};
+use crate::sys;
 use crate::token::nonce;
 use crate::violations::{self, Violation, ViolationKind};
-use crate::sys;
 
 /// The backend's name in results and reports.
 pub const NAME: &str = "seatbelt";
@@ -250,6 +250,10 @@ impl Backend for SeatbeltBackend {
             scratch: None,
             startable: Ok(()),
         })
+    }
+
+    fn runs_stage_in_place(&self) -> bool {
+        true
     }
 
     fn stage_binary(&self) -> Option<&Path> {

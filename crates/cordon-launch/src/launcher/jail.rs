@@ -180,4 +180,3 @@ impl Jail {
         drop(self.cleanup);
     }
 }
-

@@ -29,8 +29,8 @@ pub(crate) mod result;
 pub(crate) mod seen;
 
 pub(crate) use jail::Jail;
-use result::{finish, refused};
 pub use result::{RunResult, RunStatus, Stream};
+use result::{finish, refused};
 use seen::Seen;
 
 /// One command to run.
@@ -253,9 +253,7 @@ impl Launcher {
             return Err(LaunchError::EmptyCommand);
         }
         #[cfg(all(feature = "mutants", debug_assertions))]
-        let mutated = self
-            .weakening
-            .map(|w| crate::weaken::plan(w, req.plan));
+        let mutated = self.weakening.map(|w| crate::weaken::plan(w, req.plan));
         #[cfg(all(feature = "mutants", debug_assertions))]
         let req = &RunRequest {
             plan: mutated.as_ref().unwrap_or(req.plan),
@@ -286,7 +284,7 @@ impl Launcher {
             )));
         };
 
-        if let Some(refusal) = stage_inside_writable(backend, req.plan) {
+        if let Some(refusal) = stage_refusal(backend, req.plan) {
             return Ok(Start::Refused(refused(
                 refusal.to_string(),
                 policy_hash,
@@ -454,14 +452,27 @@ fn requested_but_dropped(env: &ChildEnv) -> Vec<String> {
         .collect()
 }
 
-/// The refusal when the backend's stage binary (cordon itself) lies inside a writable root.
-fn stage_inside_writable(backend: &dyn Backend, plan: &Plan) -> Option<LaunchError> {
+/// The refusal when the backend's stage binary (cordon itself) lies inside a writable root (the
+/// jail could replace its own checker), or
+/// The refusal when the backend's stage binary cannot run: it is hidden from a jail that
+/// executes it in place.
+fn stage_refusal(backend: &dyn Backend, plan: &Plan) -> Option<LaunchError> {
     let stage = backend.stage_binary()?;
     let stage = std::fs::canonicalize(stage).unwrap_or_else(|_| stage.to_path_buf());
-    let root = plan.writable.iter().find(|r| stage.starts_with(r))?;
-    Some(LaunchError::StageWritable {
+    if let Some(root) = plan.writable.iter().find(|r| stage.starts_with(r)) {
+        return Some(LaunchError::StageWritable {
+            stage: stage.display().to_string(),
+            root: root.display().to_string(),
+        });
+    }
+    if !backend.runs_stage_in_place() {
+        return None;
+    }
+    let rule = crate::backend::stage_hidden(&stage, plan)?;
+    Some(LaunchError::StageHidden {
         stage: stage.display().to_string(),
-        root: root.display().to_string(),
+        backend: backend.name(),
+        rule,
     })
 }
 

@@ -112,7 +112,11 @@ pub(crate) fn finish(
     }
 }
 
-pub(crate) fn refused(reason: String, policy_hash: String, env_dropped: BTreeMap<String, usize>) -> RunResult {
+pub(crate) fn refused(
+    reason: String,
+    policy_hash: String,
+    env_dropped: BTreeMap<String, usize>,
+) -> RunResult {
     RunResult {
         status: RunStatus::Refused,
         exit_code: i32::from(exit_codes::REFUSED),
@@ -139,4 +143,3 @@ pub(crate) fn refused(reason: String, policy_hash: String, env_dropped: BTreeMap
         built_ahead: false,
     }
 }
-

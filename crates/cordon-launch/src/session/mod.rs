@@ -224,5 +224,4 @@ impl Launcher {
         drop(held);
         result
     }
-
 }
