@@ -17,9 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::LaunchError;
 
-#[cfg(target_os = "linux")]
 pub(crate) mod bwrap;
-#[cfg(target_os = "linux")]
 pub(crate) mod landlock;
 pub(crate) mod locate;
 pub(crate) mod seatbelt;
