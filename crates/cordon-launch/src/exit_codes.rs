@@ -1,4 +1,4 @@
-//! The exit codes of DESIGN.md, shared by the launcher and the CLI.
+//! The exit codes of docs/cli.md, shared by the launcher and the CLI.
 
 /// The wall-clock timeout passed; the whole tree was killed.
 pub const TIMEOUT: u8 = 124;

@@ -1,7 +1,7 @@
 //! cordon's launcher: the part that runs things.
 //!
 //! [`Launcher::run`] takes a resolved [`Plan`](cordon_policy::Plan) and a command line and follows
-//! the order of DESIGN.md: build the child environment ([`cordon_env`]), pick the first backend
+//! this order: build the child environment ([`cordon_env`]), pick the first backend
 //! whose probe *proved* enforcement ([`Backend::probe`]; no such backend means a refusal, or an
 //! unsandboxed run only when `unavailable = "warn"` was set explicitly), guard the plan
 //! ([`Plan::guard`](cordon_policy::Plan::guard)) and make the placeholders it lists, spawn the

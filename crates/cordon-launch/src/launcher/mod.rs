@@ -1,5 +1,4 @@
-//! The cold path: [`Launcher::run`] takes a plan and a command and goes, in the order of
-//! DESIGN.md, through the environment, the first enforcing backend, the plan's guard and its
+//! The cold path: [`Launcher::run`] takes a plan and a command and goes through the environment, the first enforcing backend, the plan's guard and its
 //! placeholders, the spawn, the stage's self-check and supervision, to a [`RunResult`]. The
 //! session (a prepared walk, jails built ahead) is `session/`, built on [`Launcher::start`].
 
