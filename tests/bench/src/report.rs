@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::error::Error;
+use cordon_test_support::error::Error;
 
 /// Which table a row belongs to; each names what its ratios are relative to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

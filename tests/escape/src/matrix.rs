@@ -486,7 +486,7 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
     use super::*;
-    use crate::escape::harness::Ctx;
+    use crate::harness::Ctx;
 
     fn never(_: &Ctx<'_>) -> Outcome {
         Outcome::new(Verdict::Inconclusive, "not run in unit tests")
