@@ -213,10 +213,10 @@ impl Report {
         let mut out = String::from("# Benchmarks\n\n");
         out.push_str(&wrap(
             "Everything above the load section is written by `cargo xtask bench` \
-             (`xtask/src/bench.rs`); rerun it to refresh the figures rather than editing them. It \
+             (`tests/bench/`); rerun it to refresh the figures rather than editing them. It \
              measures and reports; it asserts nothing and is not a CI step. `--runs N` sets the \
              samples per row (default 200, a little over a minute once built; the first run also \
-             builds cordon and xtask in release mode).",
+             builds cordon and the bench in release mode).",
             "",
             "",
         ));
