@@ -8,8 +8,10 @@ use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::cmd::{Cmd, CmdError};
-use crate::error::Error;
+use cordon_test_support::cmd::{Cmd, CmdError};
+use cordon_test_support::error::Error;
+
+use crate::harnesses;
 use crate::setup;
 use crate::workspace;
 
@@ -107,6 +109,16 @@ impl Ctx {
         I::Item: AsRef<OsStr>,
     {
         self.cmd(&self.cargo).args(args)
+    }
+
+    /// `cargo <args>` in the workspace root, in the environment this process got (no `CI=true`):
+    /// the harness packages see the `CI` their caller set, as they did when they ran inside xtask.
+    pub fn cargo_as_called<I>(&self, args: I) -> Cmd
+    where
+        I: IntoIterator,
+        I::Item: AsRef<OsStr>,
+    {
+        Cmd::new(&self.cargo).current_dir(&self.root).args(args)
     }
 
     /// Any program, in the workspace root, with the CI environment.
@@ -245,16 +257,12 @@ fn test(ctx: &Ctx) -> Result<(), Error> {
 
 /// Real attacks through the real launcher in every column, then the weakened launchers.
 fn escape_suite(ctx: &Ctx) -> Result<(), Error> {
-    let matrix = crate::escape::Options {
-        jobs: crate::escape::DEFAULT_JOBS,
-        ..crate::escape::Options::default()
-    };
-    crate::escape::run(ctx.root(), &matrix)?;
-    let mutants = crate::escape::Options {
-        mutants: true,
-        ..matrix
-    };
-    crate::escape::run(ctx.root(), &mutants)
+    let none: [&str; 0] = [];
+    ctx.cargo_as_called(harnesses::ESCAPE.cargo_args(none))
+        .run()?;
+    ctx.cargo_as_called(harnesses::ESCAPE.cargo_args(["--mutants"]))
+        .run()?;
+    Ok(())
 }
 
 /// The short load in a process of its own, so that its descriptor and memory checks see only
@@ -262,7 +270,7 @@ fn escape_suite(ctx: &Ctx) -> Result<(), Error> {
 /// Builds the static binary and runs a jail through it: the home is readable but a masked
 /// credential in it is not, a write to the home is refused, the workspace is writable, as with the dynamically linked binary the tests use.
 fn dist(ctx: &Ctx) -> Result<(), Error> {
-    let cordon = crate::dist::build(ctx.root())?;
+    let cordon = cordon_test_support::dist::build(ctx.root())?;
     let home = tempfile_dir("cordon-ci-dist")?;
     let work = home.join("work");
     let outcome = (|| {
@@ -302,7 +310,7 @@ fn tempfile_dir(stem: &str) -> Result<PathBuf, Error> {
 }
 
 fn load(ctx: &Ctx) -> Result<(), Error> {
-    ctx.cargo(["xtask", "load", "--jobs", "4", "--runs", "60"])
+    ctx.cargo(harnesses::LOAD.cargo_args(["--jobs", "4", "--runs", "60"]))
         .run()?;
     if !rustix::process::geteuid().is_root() {
         return Ok(());
@@ -310,7 +318,7 @@ fn load(ctx: &Ctx) -> Result<(), Error> {
     // Again as the unprivileged user: no `pids` group there, and bubblewrap's credential change
     // clears the parent-death signal, so what ends a killed launcher's jail differs. The load's
     // directory must be the user's; the binaries are the ones just built (world-readable).
-    let ids = crate::escape::ensure_user().map_err(Error::Escape)?;
+    let ids = cordon_test_support::user::ensure_user().map_err(Error::Escape)?;
     let dir = tempfile_dir("cordon-ci-load-user")?;
     let outcome = (|| {
         rustix::fs::chown(
@@ -319,15 +327,13 @@ fn load(ctx: &Ctx) -> Result<(), Error> {
             Some(rustix::process::Gid::from_raw(ids.gid)),
         )
         .map_err(|e| Error::Ci(format!("cannot give {} to the user: {e}", dir.display())))?;
-        let xtask =
-            std::env::current_exe().map_err(|e| Error::Ci(format!("where is xtask: {e}")))?;
-        let target = crate::workspace::target_dir(ctx.root());
+        let target = cordon_test_support::target_dir(ctx.root());
         Cmd::new("setpriv")
             .arg(format!("--reuid={}", ids.uid))
             .arg(format!("--regid={}", ids.gid))
             .args(["--clear-groups", "--"])
-            .arg(xtask)
-            .args(["load", "--jobs", "4", "--runs", "60", "--cordon"])
+            .arg(harnesses::LOAD.binary(ctx.root()))
+            .args(["--jobs", "4", "--runs", "60", "--cordon"])
             .arg(target.join("debug/cordon"))
             .env("HOME", &dir)
             .env("CARGO_TARGET_DIR", dir.join("target"))

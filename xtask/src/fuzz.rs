@@ -19,9 +19,10 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
+use cordon_test_support::cmd::{Cmd, CmdError};
+use cordon_test_support::error::Error;
+
 use crate::ci::Ctx;
-use crate::cmd::{Cmd, CmdError};
-use crate::error::Error;
 
 /// One fuzz target: its cargo-fuzz name and the dictionary it runs with.
 pub struct Target {

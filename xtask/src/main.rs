@@ -2,19 +2,16 @@
 //!
 //! Tasks are ordinary Rust rather than shell scripts, and CI calls the same tasks a developer
 //! does: `.ci/run` is `cargo xtask ci`. Each task is a subcommand below; `ci` is a list of
-//! steps in `ci.rs`.
+//! steps in `ci.rs`. The escape suite, the load and the bench are packages of their own under
+//! `tests/` (`harnesses.rs`): xtask depends on no cordon crate, so it builds in seconds.
 
-mod bench;
 mod ci;
-mod cmd;
-mod dist;
-mod error;
-mod escape;
 mod fuzz;
-mod load;
+mod harnesses;
 mod setup;
 mod workspace;
 
+use std::ffi::OsString;
 use std::process::ExitCode;
 
 use clap::builder::PossibleValuesParser;
@@ -38,64 +35,32 @@ enum Task {
     Ci(CiArgs),
     /// Time cordon (CLI, library, in-process steps, a 100k-file workspace, the session walk)
     /// against plain bubblewrap with the same isolation; writes docs/benchmarks.md (--json FILE).
-    Bench(BenchArgs),
+    #[command(disable_help_flag = true)]
+    Bench(Passthrough),
     /// Build the `cordon` binary to install, statically linked (target/dist/cordon): what the
     /// launch benchmarks measure.
     Dist,
     /// Run real attacks through `cordon run` in every column; `--mutants` proves the suite can fail.
-    EscapeSuite(EscapeArgs),
+    #[command(disable_help_flag = true)]
+    EscapeSuite(Passthrough),
     /// Run the libFuzzer targets in fuzz/ for N seconds each (cargo-fuzz); a crash fails.
     Fuzz(FuzzArgs),
     /// Run many jails at once (library and CLI, some launchers SIGKILLed); fail on a wrong outcome
     /// or anything left behind (processes, mounts, files, descriptors, memory).
-    Load(LoadArgs),
+    #[command(disable_help_flag = true)]
+    Load(Passthrough),
 }
 
+/// A harness package's own arguments, passed through unchanged (`--help` lists them).
 #[derive(Debug, Args)]
-struct LoadArgs {
-    /// Commands run at the same time.
-    #[arg(long, default_value_t = 16)]
-    jobs: usize,
-    /// Commands in all.
-    #[arg(long, default_value_t = 500)]
-    runs: usize,
-    /// Seed of the mix (which kinds, which workspaces, in which order).
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
-    /// Also write the report as JSON to this file.
-    #[arg(long, value_name = "FILE")]
-    json: Option<std::path::PathBuf>,
-    /// Use this cordon binary instead of building one (e.g. when running as an unprivileged user).
-    #[arg(long, value_name = "PATH")]
-    cordon: Option<std::path::PathBuf>,
-    /// Keep the load's directory (target/load/run-<pid>) afterwards.
-    #[arg(long)]
-    keep: bool,
-}
-
-#[derive(Debug, Args)]
-struct EscapeArgs {
-    /// Also write the results as JSON to this file.
-    #[arg(long, value_name = "FILE")]
-    json: Option<std::path::PathBuf>,
-    /// Run the cases against deliberately weakened launchers; fail unless each is caught.
-    #[arg(long)]
-    mutants: bool,
-    /// Only these columns (root/host, root/minimal, user/host, user/minimal, root/landlock, user/landlock); default: all.
-    #[arg(long, value_delimiter = ',')]
-    columns: Vec<String>,
-    /// Only the cases whose id starts with one of these prefixes.
-    #[arg(long, value_delimiter = ',')]
-    only: Vec<String>,
-    /// Cases run in parallel (most of a case is waiting on the kernel, not computing).
-    #[arg(long, default_value_t = escape::DEFAULT_JOBS)]
-    jobs: usize,
-    /// Keep the case directories (under /var/lib/cordon-escape when root).
-    #[arg(long)]
-    keep: bool,
-    /// With --mutants: only these weakenings.
-    #[arg(long, value_delimiter = ',')]
-    mutant: Vec<String>,
+struct Passthrough {
+    /// The harness's own flags, e.g. `--help`.
+    #[arg(
+        value_name = "ARGS",
+        trailing_var_arg = true,
+        allow_hyphen_values = true
+    )]
+    args: Vec<OsString>,
 }
 
 #[derive(Debug, Args)]
@@ -116,19 +81,6 @@ struct FuzzArgs {
 
 fn fuzz_target_names() -> PossibleValuesParser {
     PossibleValuesParser::new(fuzz::TARGETS.iter().map(|t| t.name))
-}
-
-#[derive(Debug, Args)]
-struct BenchArgs {
-    /// Samples per command.
-    #[arg(long, default_value_t = 200)]
-    runs: usize,
-    /// Also write the report as JSON to this file.
-    #[arg(long, value_name = "FILE")]
-    json: Option<std::path::PathBuf>,
-    /// Do not rewrite docs/benchmarks.md.
-    #[arg(long)]
-    no_docs: bool,
 }
 
 #[derive(Debug, Args)]
@@ -155,62 +107,16 @@ fn main() -> ExitCode {
             }
             ExitCode::SUCCESS
         }
-        Task::Bench(args) => match bench::run_with(
-            &ci::Ctx::from_env().root,
-            &bench::Options {
-                runs: args.runs,
-                json: args.json,
-                write_docs: !args.no_docs,
-            },
-        ) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("\nerror: {e}");
-                ExitCode::FAILURE
-            }
-        },
-        Task::Dist => match dist::build(&ci::Ctx::from_env().root) {
+        Task::Bench(args) => run_harness(&harnesses::BENCH, &args),
+        Task::Dist => match cordon_test_support::dist::build(&ci::Ctx::from_env().root) {
             Ok(_) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("\nerror: {e}");
                 ExitCode::FAILURE
             }
         },
-        Task::EscapeSuite(args) => {
-            let opts = escape::Options {
-                json: args.json,
-                mutants: args.mutants,
-                columns: args.columns,
-                only: args.only,
-                jobs: args.jobs,
-                keep: args.keep,
-                mutant: args.mutant,
-            };
-            match escape::run(&ci::Ctx::from_env().root, &opts) {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(e) => {
-                    eprintln!("\nerror: {e}");
-                    ExitCode::FAILURE
-                }
-            }
-        }
-        Task::Load(args) => {
-            let opts = load::Options {
-                jobs: args.jobs,
-                runs: args.runs,
-                seed: args.seed,
-                json: args.json,
-                cordon: args.cordon,
-                keep: args.keep,
-            };
-            match load::run(&ci::Ctx::from_env().root, &opts) {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(e) => {
-                    eprintln!("\nerror: {e}");
-                    ExitCode::FAILURE
-                }
-            }
-        }
+        Task::EscapeSuite(args) => run_harness(&harnesses::ESCAPE, &args),
+        Task::Load(args) => run_harness(&harnesses::LOAD, &args),
         Task::Fuzz(args) => {
             let opts = fuzz::Options {
                 seconds: args.seconds,
@@ -233,5 +139,17 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
+    }
+}
+
+/// Runs a harness package with the arguments given, in the environment xtask got.
+fn run_harness(harness: &harnesses::Harness, args: &Passthrough) -> ExitCode {
+    let ctx = ci::Ctx::from_env();
+    match ctx.cargo_as_called(harness.cargo_args(&args.args)).run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("\nerror: {e}");
+            ExitCode::FAILURE
+        }
     }
 }

@@ -3,8 +3,9 @@
 
 use std::path::Path;
 
+use cordon_test_support::error::Error;
+
 use crate::ci::Ctx;
-use crate::error::Error;
 
 /// The bubblewrap the sandbox tests run; Debian's `bubblewrap` package installs it here.
 const BWRAP: &str = "/usr/bin/bwrap";

@@ -1,5 +1,6 @@
 //! What the workspace contains, as far as the tasks need to know: the test targets that bring
-//! their own harness (`[[test]] harness = false`), and where cargo builds ([`target_dir`]).
+//! their own harness (`[[test]] harness = false`). Where cargo builds is
+//! [`cordon_test_support::target_dir`].
 //!
 //! `cargo metadata` lists targets but not their `harness` flag, so that one fact is read from
 //! each member's manifest.
@@ -8,10 +9,10 @@ use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use cordon_test_support::error::Error;
 use serde::Deserialize;
 
 use crate::ci::Ctx;
-use crate::error::Error;
 
 /// Dependencies that make a custom harness speak libtest's `--list --format terse` protocol,
 /// which is what cargo-nextest needs to run it. A harness built on anything else is run by
@@ -132,15 +133,6 @@ impl Manifest {
                 })
             })
             .collect()
-    }
-}
-
-/// Cargo's target directory for the workspace at `root` (`CARGO_TARGET_DIR`, relative to `root`
-/// when relative, else `root/target`).
-pub fn target_dir(root: &Path) -> PathBuf {
-    match std::env::var_os("CARGO_TARGET_DIR") {
-        Some(dir) => root.join(dir),
-        None => root.join("target"),
     }
 }
 

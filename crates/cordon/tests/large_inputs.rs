@@ -6,7 +6,7 @@
 //!
 //! One argument can hold at most 128 KiB (the kernel's MAX_ARG_STRLEN), so a megabyte command
 //! line is sixteen arguments of 64 KiB; a single megabyte string is judged through the library
-//! in `tests/tests/large_inputs.rs`.
+//! in `tests/integration/tests/large_inputs.rs`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests fail by panicking
 

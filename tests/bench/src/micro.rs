@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use cordon_policy::{FakeHost, Invocation, Plan, Policy, Profile, RealHost};
 
-use crate::error::Error;
+use cordon_test_support::error::Error;
 
 /// How many variables the synthetic host environment holds.
 pub const HOST_ENV_SIZE: usize = 60;

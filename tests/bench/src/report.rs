@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::error::Error;
+use cordon_test_support::error::Error;
 
 /// Which table a row belongs to; each names what its ratios are relative to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -213,10 +213,10 @@ impl Report {
         let mut out = String::from("# Benchmarks\n\n");
         out.push_str(&wrap(
             "Everything above the load section is written by `cargo xtask bench` \
-             (`xtask/src/bench.rs`); rerun it to refresh the figures rather than editing them. It \
+             (`tests/bench/`); rerun it to refresh the figures rather than editing them. It \
              measures and reports; it asserts nothing and is not a CI step. `--runs N` sets the \
              samples per row (default 200, a little over a minute once built; the first run also \
-             builds cordon and xtask in release mode).",
+             builds cordon and the bench in release mode).",
             "",
             "",
         ));

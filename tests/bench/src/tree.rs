@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::error::Error;
+use cordon_test_support::error::Error;
 
 /// Regular files in the large workspace.
 pub const FILES: usize = 100_000;

@@ -33,7 +33,7 @@ pub fn build(root: &Path) -> Result<PathBuf, Error> {
             "the static build is for Linux with glibc; this host is {host}: use `cargo build --release -p cordon`"
         )));
     }
-    let target = crate::workspace::target_dir(root);
+    let target = crate::target_dir(root);
     Cmd::new(&cargo)
         .args([
             "build",

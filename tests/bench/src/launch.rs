@@ -10,8 +10,8 @@ use cordon_launch::supervise::Forward;
 use cordon_launch::{Launcher, Preparation, RunRequest, RunStatus};
 use cordon_policy::{Invocation, Plan, Policy, Profile, RealHost};
 
-use crate::cmd::Cmd;
-use crate::error::Error;
+use cordon_test_support::cmd::Cmd;
+use cordon_test_support::error::Error;
 
 pub const BWRAP: &str = "/usr/bin/bwrap";
 

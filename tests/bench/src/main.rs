@@ -1,4 +1,5 @@
-//! `cargo xtask bench`: what cordon costs, side by side with what it is built on, in one run.
+//! cordon-bench, the benchmark (`cargo xtask bench` runs it): what cordon costs, side by side with
+//! what it is built on, in one run.
 //! Nothing here asserts a time; it measures, prints a table, and writes docs/benchmarks.md (and
 //! JSON when asked).
 //!
@@ -13,9 +14,9 @@
 //! - **In-process steps** (`micro`): plan, environment, seccomp, bubblewrap arguments, Seatbelt
 //!   with 1,000 globs, a floor verdict on a 10 KB command, and the per-command snapshot check.
 //!
-//! The in-process rows must time optimized code, and `cargo xtask` builds xtask in debug mode:
-//! a debug xtask therefore builds a release one and runs the bench there, with the same
-//! arguments.
+//! The in-process rows must time optimized code: `cargo xtask bench` runs this package with
+//! `--release`, and a debug build (`cargo run -p cordon-bench`) builds a release one and runs the
+//! bench there, with the same arguments.
 
 mod launch;
 mod micro;
@@ -24,10 +25,12 @@ mod tree;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 use std::time::Duration;
 
-use crate::cmd::Cmd;
-use crate::error::Error;
+use clap::Parser;
+use cordon_test_support::cmd::Cmd;
+use cordon_test_support::error::Error;
 use report::{Machine, Report, Row, Section};
 
 /// What to run.
@@ -39,6 +42,40 @@ pub struct Options {
     pub json: Option<PathBuf>,
     /// Rewrite docs/benchmarks.md (outside the load section).
     pub write_docs: bool,
+}
+
+/// Time cordon (CLI, library, in-process steps, a 100k-file workspace, the session walk)
+/// against plain bubblewrap with the same isolation; writes docs/benchmarks.md (--json FILE).
+#[derive(Debug, Parser)]
+#[command(name = "cordon-bench", version)]
+struct BenchArgs {
+    /// Samples per command.
+    #[arg(long, default_value_t = 200)]
+    runs: usize,
+    /// Also write the report as JSON to this file.
+    #[arg(long, value_name = "FILE")]
+    json: Option<std::path::PathBuf>,
+    /// Do not rewrite docs/benchmarks.md.
+    #[arg(long)]
+    no_docs: bool,
+}
+
+fn main() -> ExitCode {
+    let args = BenchArgs::parse();
+    match run_with(
+        &cordon_test_support::workspace_root(),
+        &Options {
+            runs: args.runs,
+            json: args.json,
+            write_docs: !args.no_docs,
+        },
+    ) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("\nerror: {e}");
+            ExitCode::FAILURE
+        }
+    }
 }
 
 /// Runs the benchmark.
@@ -53,7 +90,7 @@ pub fn run_with(root: &Path, opts: &Options) -> Result<(), Error> {
         )));
     }
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let target = crate::workspace::target_dir(root);
+    let target = cordon_test_support::target_dir(root);
     // Two invocations, not one: building both packages at once would unify their dependencies'
     // features and give a `cordon` binary unlike the one `-p cordon` builds.
     Cmd::new(&cargo)
@@ -62,19 +99,19 @@ pub fn run_with(root: &Path, opts: &Options) -> Result<(), Error> {
         .run()?;
     if cfg!(debug_assertions) {
         Cmd::new(&cargo)
-            .args(["build", "--release", "--locked", "-p", "xtask"])
+            .args(["build", "--release", "--locked", "-p", "cordon-bench"])
             .current_dir(root)
             .run()?;
         let args: Vec<OsString> = std::env::args_os().skip(1).collect();
         // Same working directory, so a relative `--json FILE` means the same file.
-        return Cmd::new(target.join("release/xtask"))
+        return Cmd::new(target.join("release/cordon-bench"))
             .args(&args)
             .run()
             .map_err(Error::from);
     }
     // The binary to install (static, `cargo xtask dist`) runs every case; the dynamically
     // linked `cargo build --release` one gets a CLI row of its own.
-    let cordon = crate::dist::build(root)?;
+    let cordon = cordon_test_support::dist::build(root)?;
     let dynamic = target.join("release/cordon");
     let base = std::env::temp_dir().join(format!("cordon-bench-{}", std::process::id()));
     let outcome = measure(&cordon, &dynamic, &base, opts);

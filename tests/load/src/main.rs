@@ -1,4 +1,5 @@
-//! `cargo xtask load`: many jails at once, and nothing left behind.
+//! cordon-load, the load harness (`cargo xtask load` runs it): many jails at once, and nothing
+//! left behind.
 //!
 //! M commands run N at a time. Most go through the library, one [`cordon_launch::Launcher`]
 //! shared by N threads of this process, each command judged by the floor first as `cordon run`
@@ -33,14 +34,16 @@ mod runner;
 use std::ffi::OsString;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 use std::sync::Mutex;
 use std::time::Instant;
 
+use clap::Parser;
 use cordon_floor::{Floor, FloorConfig};
 use cordon_launch::Launcher;
 use cordon_policy::{Policy, PolicyBuilder, Profile, Source};
 
-use crate::cmd::{Cmd, CmdError};
+use cordon_test_support::cmd::{Cmd, CmdError};
 use mix::Workspace;
 use runner::{Harness, cut};
 
@@ -73,9 +76,13 @@ const CACHE_STARTS: usize = 8;
 /// Options of `cargo xtask load`.
 #[derive(Debug, Clone)]
 pub struct Options {
+    /// Commands run at the same time.
     pub jobs: usize,
+    /// Commands in all.
     pub runs: usize,
+    /// Seed of the mix.
     pub seed: u64,
+    /// Also write the report as JSON here.
     pub json: Option<PathBuf>,
     /// Use this `cordon` binary instead of building one.
     pub cordon: Option<PathBuf>,
@@ -83,30 +90,104 @@ pub struct Options {
     pub keep: bool,
 }
 
+/// Run many jails at once (library and CLI, some launchers SIGKILLed); fail on a wrong outcome
+/// or anything left behind (processes, mounts, files, descriptors, memory).
+#[derive(Debug, Parser)]
+#[command(name = "cordon-load", version)]
+struct LoadArgs {
+    /// Commands run at the same time.
+    #[arg(long, default_value_t = 16)]
+    jobs: usize,
+    /// Commands in all.
+    #[arg(long, default_value_t = 500)]
+    runs: usize,
+    /// Seed of the mix (which kinds, which workspaces, in which order).
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Also write the report as JSON to this file.
+    #[arg(long, value_name = "FILE")]
+    json: Option<std::path::PathBuf>,
+    /// Use this cordon binary instead of building one (e.g. when running as an unprivileged user).
+    #[arg(long, value_name = "PATH")]
+    cordon: Option<std::path::PathBuf>,
+    /// Keep the load's directory (target/load/run-<pid>) afterwards.
+    #[arg(long)]
+    keep: bool,
+}
+
+fn main() -> ExitCode {
+    let args = LoadArgs::parse();
+    let opts = Options {
+        jobs: args.jobs,
+        runs: args.runs,
+        seed: args.seed,
+        json: args.json,
+        cordon: args.cordon,
+        keep: args.keep,
+    };
+    match run(&cordon_test_support::workspace_root(), &opts) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("\nerror: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 /// Why the load could not run, or what it found.
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
+    /// bubblewrap is missing.
     #[error(
         "bubblewrap is missing at {0}: the load needs it and is never skipped \
          (`cargo xtask ci setup` installs it)"
     )]
     NoBubblewrap(&'static str),
+    /// `--jobs` or `--runs` is zero.
     #[error("--jobs and --runs must be at least 1 (got --jobs {jobs} --runs {runs})")]
-    BadOptions { jobs: usize, runs: usize },
+    BadOptions {
+        /// `--jobs`.
+        jobs: usize,
+        /// `--runs`.
+        runs: usize,
+    },
+    /// Building the `cordon` binary failed.
     #[error(transparent)]
     Build(#[from] CmdError),
+    /// Laying out the load's directory failed.
     #[error("cannot {what} {}: {source}", path.display())]
     Io {
+        /// What was being done.
         what: &'static str,
+        /// To which file or directory.
         path: PathBuf,
+        /// Why it failed.
         source: std::io::Error,
     },
+    /// The JSON report could not be written.
     #[error("cannot write the JSON report {}: {why}", path.display())]
-    Json { path: PathBuf, why: String },
+    Json {
+        /// Where it was to go.
+        path: PathBuf,
+        /// Why it could not.
+        why: String,
+    },
+    /// Runs had the wrong outcome, or something was left behind.
     #[error("{count} failure(s) under load (listed above); the first: {first}")]
-    Failed { count: usize, first: String },
+    Failed {
+        /// How many failures.
+        count: usize,
+        /// The first of them, shortened.
+        first: String,
+    },
+    /// The run again with one malloc arena failed.
     #[error("the load re-run with {}={} ({program}) {status}", ONE_ARENA.0, ONE_ARENA.1)]
-    Rerun { program: String, status: String },
+    Rerun {
+        /// This program.
+        program: String,
+        /// How that run ended, or why it could not start.
+        status: String,
+    },
 }
 
 /// glibc reads `MALLOC_ARENA_MAX` once, at start-up: without it, this runs the same command
@@ -140,6 +221,7 @@ fn io(what: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> LoadErr
 
 /// The load's directory layout.
 pub struct Layout {
+    /// The load's own directory, `target/load/run-<pid>`.
     pub base: PathBuf,
     bin: PathBuf,
     home: PathBuf,
@@ -162,7 +244,7 @@ pub fn run(root: &Path, opts: &Options) -> Result<(), LoadError> {
     if !Path::new(BWRAP).exists() {
         return Err(LoadError::NoBubblewrap(BWRAP));
     }
-    let target = crate::workspace::target_dir(root);
+    let target = cordon_test_support::target_dir(root);
     let built = match &opts.cordon {
         Some(path) => path.clone(),
         None => {

@@ -21,15 +21,32 @@ pub struct Cmd {
 /// Why a command did not succeed. Every variant carries the full command line.
 #[derive(Debug, thiserror::Error)]
 pub enum CmdError {
+    /// The program could not be started (missing, not executable, …).
     #[error("could not start `{cmdline}`: {source}")]
-    Spawn { cmdline: String, source: io::Error },
+    Spawn {
+        /// The command line.
+        cmdline: String,
+        /// Why it could not start.
+        source: io::Error,
+    },
+    /// It ran and exited unsuccessfully.
     #[error("`{cmdline}` failed ({status})")]
-    Failed { cmdline: String, status: ExitStatus },
+    Failed {
+        /// The command line.
+        cmdline: String,
+        /// How it ended.
+        status: ExitStatus,
+    },
+    /// Its stdout, which was to be read, is not UTF-8.
     #[error("`{cmdline}` printed something that is not UTF-8 on stdout")]
-    NotUtf8 { cmdline: String },
+    NotUtf8 {
+        /// The command line.
+        cmdline: String,
+    },
 }
 
 impl Cmd {
+    /// `program`, with no arguments yet.
     pub fn new(program: impl AsRef<OsStr>) -> Self {
         Self {
             program: program.as_ref().to_owned(),
@@ -39,11 +56,13 @@ impl Cmd {
         }
     }
 
+    /// Adds one argument.
     pub fn arg(mut self, arg: impl AsRef<OsStr>) -> Self {
         self.args.push(arg.as_ref().to_owned());
         self
     }
 
+    /// Adds arguments.
     pub fn args<I>(mut self, args: I) -> Self
     where
         I: IntoIterator,
@@ -54,12 +73,14 @@ impl Cmd {
         self
     }
 
+    /// Sets one environment variable (the rest of the environment is inherited).
     pub fn env(mut self, key: impl AsRef<OsStr>, value: impl AsRef<OsStr>) -> Self {
         self.envs
             .push((key.as_ref().to_owned(), value.as_ref().to_owned()));
         self
     }
 
+    /// Runs it in `dir`.
     pub fn current_dir(mut self, dir: impl AsRef<Path>) -> Self {
         self.dir = Some(dir.as_ref().to_owned());
         self

@@ -1,5 +1,5 @@
-//! Cross-crate integration tests of cordon. The tests live in `tests/tests/`; this library only
-//! holds what they share: finding the `cordon` binary built for this test run.
+//! Cross-crate integration tests of cordon. The tests live in `tests/integration/tests/`; this
+//! library only holds what they share: finding the `cordon` binary built for this test run.
 
 use std::path::PathBuf;
 

@@ -1,4 +1,5 @@
-//! `cargo xtask escape-suite`: real attacks through the real `cordon run` on the real kernel.
+//! cordon-escape, the escape suite (`cargo xtask escape-suite` runs it): real attacks through the
+//! real `cordon run` on the real kernel. Every case is in this package, one module per class.
 //!
 //! The rules every case follows:
 //!
@@ -12,10 +13,10 @@
 //!   home per case; no real user data, kernel tunable or device is ever written.
 //! - **Controls.** The usability rows run in the same columns: a launcher that refuses everything
 //!   scores zero.
-//! - **Columns.** root and an unprivileged user ([`columns::USER`], created when missing, dropped to
-//!   with `setpriv`) × the host and minimal postures under bubblewrap, plus the host posture under
-//!   the Landlock backend. A column that cannot run is reported as unavailable, never as passed,
-//!   and under `CI=true` that is a failure.
+//! - **Columns.** root and an unprivileged user ([`USER`](cordon_test_support::user::USER),
+//!   created when missing, dropped to with `setpriv`) × the host and minimal postures under
+//!   bubblewrap, plus the host posture under the Landlock backend. A column that cannot run is
+//!   reported as unavailable, never as passed, and under `CI=true` that is a failure.
 //! - **Landlock limits are declared, never inferred.** A case the Landlock backend cannot block
 //!   (or serve) says why in [`Case::landlock_limit`]; only then does ESCAPED (or BROKEN) in a
 //!   landlock column read LIMIT. A declared limit that shows in no landlock column (blocked there)
@@ -27,8 +28,6 @@
 
 mod backend;
 mod columns;
-
-pub use columns::ensure_user;
 mod creds;
 mod descriptors;
 mod env;
@@ -46,11 +45,13 @@ mod writes;
 use std::collections::{BTreeMap, VecDeque};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use crate::cmd::Cmd;
-use crate::error::Error;
+use clap::Parser;
+use cordon_test_support::cmd::Cmd;
+use cordon_test_support::error::Error;
 
 use columns::{Column, Identities};
 use harness::{Ctx, Suite};
@@ -59,21 +60,34 @@ use matrix::{Matrix, Outcome, Verdict};
 /// The classes of ESCAPES.md, plus the controls.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Class {
+    /// 1: writes outside the writable set.
     Writes,
+    /// 2: writes to protected paths inside the workspace.
     Protected,
+    /// 3: credential reads.
     Credentials,
+    /// 4: the environment.
     Environment,
+    /// 5: processes.
     Processes,
+    /// 6: the network and IPC.
     Network,
+    /// 7: the kernel surface.
     Kernel,
+    /// 8: descriptors.
     Descriptors,
+    /// 9: resources.
     Resources,
+    /// 10: the launcher's own input.
     LauncherInput,
+    /// 11: a backend that fails.
     Backend,
+    /// The controls: what must keep working.
     Usability,
 }
 
 impl Class {
+    /// The class's heading in the matrix.
     pub fn title(self) -> &'static str {
         match self {
             Class::Writes => "1. Writes outside the writable set",
@@ -96,6 +110,7 @@ impl Class {
 pub struct Case {
     /// Stable id, `class/what`.
     pub id: &'static str,
+    /// The class it belongs to (its section of the matrix).
     pub class: Class,
     /// One line: the attack and what must hold.
     pub about: &'static str,
@@ -106,10 +121,12 @@ pub struct Case {
     pub in_mutants: bool,
     /// Why the Landlock backend cannot block (or serve) this case, if it cannot.
     pub landlock_limit: Option<&'static str>,
+    /// Runs the case in one column and gives its verdict.
     pub run: fn(&Ctx<'_>) -> Outcome,
 }
 
 impl Case {
+    /// A case that runs in parallel with others and in the mutant runs, with no Landlock limit.
     pub const fn attack(
         id: &'static str,
         class: Class,
@@ -127,11 +144,13 @@ impl Case {
         }
     }
 
+    /// Runs alone, after the others.
     pub const fn exclusive(mut self) -> Case {
         self.exclusive = true;
         self
     }
 
+    /// Left out of the mutant runs.
     pub const fn not_in_mutants(mut self) -> Case {
         self.in_mutants = false;
         self
@@ -203,6 +222,53 @@ fn err(msg: impl Into<String>) -> Error {
     Error::Escape(msg.into())
 }
 
+/// Run real attacks through `cordon run` in every column; `--mutants` proves the suite can fail.
+#[derive(Debug, Parser)]
+#[command(name = "cordon-escape", version)]
+struct EscapeArgs {
+    /// Also write the results as JSON to this file.
+    #[arg(long, value_name = "FILE")]
+    json: Option<std::path::PathBuf>,
+    /// Run the cases against deliberately weakened launchers; fail unless each is caught.
+    #[arg(long)]
+    mutants: bool,
+    /// Only these columns (root/host, root/minimal, user/host, user/minimal, root/landlock, user/landlock); default: all.
+    #[arg(long, value_delimiter = ',')]
+    columns: Vec<String>,
+    /// Only the cases whose id starts with one of these prefixes.
+    #[arg(long, value_delimiter = ',')]
+    only: Vec<String>,
+    /// Cases run in parallel (most of a case is waiting on the kernel, not computing).
+    #[arg(long, default_value_t = DEFAULT_JOBS)]
+    jobs: usize,
+    /// Keep the case directories (under /var/lib/cordon-escape when root).
+    #[arg(long)]
+    keep: bool,
+    /// With --mutants: only these weakenings.
+    #[arg(long, value_delimiter = ',')]
+    mutant: Vec<String>,
+}
+
+fn main() -> ExitCode {
+    let args = EscapeArgs::parse();
+    let opts = Options {
+        json: args.json,
+        mutants: args.mutants,
+        columns: args.columns,
+        only: args.only,
+        jobs: args.jobs,
+        keep: args.keep,
+        mutant: args.mutant,
+    };
+    match run(&cordon_test_support::workspace_root(), &opts) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("\nerror: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 /// Runs the suite; `Err` when anything fails.
 pub fn run(root: &Path, opts: &Options) -> Result<(), Error> {
     let started = Instant::now();
@@ -253,7 +319,7 @@ pub fn run(root: &Path, opts: &Options) -> Result<(), Error> {
 /// Builds both CLIs and lays out the run's directory.
 fn prepare(root: &Path, ids: &Identities, opts: &Options) -> Result<Suite, Error> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let target = crate::workspace::target_dir(root);
+    let target = cordon_test_support::target_dir(root);
     Cmd::new(&cargo)
         .args(["build", "--locked", "-p", "cordon"])
         .current_dir(root)
@@ -608,7 +674,7 @@ fn run_mutants(
 /// release build ignores both variables (its jail still has a seccomp filter).
 fn hooks_unreachable(root: &Path, suite: &Suite) -> Result<(), Error> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let target = crate::workspace::target_dir(root).join("mutants");
+    let target = cordon_test_support::target_dir(root).join("mutants");
     Cmd::new(&cargo)
         .args([
             "build",

@@ -1,0 +1,33 @@
+//! What `xtask` and the harness packages beside this one (`tests/escape`, `tests/load`,
+//! `tests/bench`) share: running a command and naming it when it fails ([`cmd`]), the errors of
+//! the tasks ([`error`]), where cargo builds ([`target_dir`]), the statically linked `cordon`
+//! ([`dist`]) and the unprivileged user the escape suite and the load run as ([`user`]).
+//!
+//! It depends on no cordon crate, so that `cargo xtask` compiles in seconds and `cargo xtask ci`
+//! can check formatting and lints before anything of the library is built.
+
+use std::path::{Path, PathBuf};
+
+pub mod cmd;
+pub mod dist;
+pub mod error;
+pub mod user;
+
+/// The workspace root (fixed at build time): this package sits two levels below it.
+pub fn workspace_root() -> PathBuf {
+    let manifest_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    manifest_dir
+        .ancestors()
+        .nth(2)
+        .unwrap_or(manifest_dir)
+        .to_owned()
+}
+
+/// Cargo's target directory for the workspace at `root` (`CARGO_TARGET_DIR`, relative to `root`
+/// when relative, else `root/target`).
+pub fn target_dir(root: &Path) -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(dir) => root.join(dir),
+        None => root.join("target"),
+    }
+}
