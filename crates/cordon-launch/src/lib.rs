@@ -109,6 +109,7 @@ pub use launcher::{
     BackendChoice, Explanation, Launcher, RunRequest, RunResult, RunStatus, Stream, WAYS_OUT,
     policy_hash,
 };
+pub use probe::probe_cache_holds;
 pub use reaper::{REAPER_NAME, start_session_forked};
 pub use session::{Preparation, PreparationReport};
 pub use supervise::Forward;

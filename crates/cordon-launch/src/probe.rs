@@ -143,6 +143,12 @@ pub fn read_file_cache(path: &Path, key: &ProbeKey) -> Option<FileCacheEntry> {
     (entry.key == key.0 && entry.outcome.enforcing).then_some(entry)
 }
 
+/// Whether `cache_file` holds a valid, enforcing probe outcome for the bubblewrap at `bwrap`:
+/// owned by this user, writable by nobody else, its key matching this host, user and binary.
+pub fn probe_cache_holds(cache_file: &Path, bwrap: &Path) -> bool {
+    read_file_cache(cache_file, &ProbeKey::for_bwrap(bwrap)).is_some()
+}
+
 /// An earlier outcome for `key`: the process cache first, then (enforcing only) the cache file,
 /// which is remembered for the process.
 pub(crate) fn lookup(key: &ProbeKey, cache_file: Option<&Path>) -> Option<ProbeOutcome> {

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use cordon_launch::supervise::Forward;
+use cordon_launch::Forward;
 use cordon_launch::{Launcher, Preparation, RunRequest, RunStatus};
 use cordon_policy::{Invocation, Plan, Policy, Profile, RealHost};
 

@@ -243,8 +243,12 @@ pub fn run(inputs: &Inputs<'_>, runs: usize) -> Result<Vec<Timed>, Error> {
     let features = cordon_bwrap::Features::parse(inputs.bwrap_version, inputs.bwrap_help);
     let vars: BTreeMap<OsString, OsString> = child.vars.clone();
     let argv = [OsString::from("/bin/true")];
+    out.push(time("Plan::guard (pins, placeholders)", runs, || {
+        plan.guard(&host)
+    }));
+    let guarded = plan.guard(&host);
     let request = cordon_bwrap::Request {
-        plan: &plan,
+        plan: &guarded,
         features: &features,
         env: &vars,
         fds: cordon_bwrap::Descriptors { seccomp: 4 },

@@ -510,16 +510,15 @@ impl<'c, 'a> Run<'c, 'a> {
 
     /// In a `serve` column, what [`Run::run`] starts: the payload as the second request of a
     /// `cordon serve` session ([`SERVE_DRIVER`]), when it can be one (no stdin to feed, no
-    /// descriptor to inherit, arguments that are UTF-8, the default build); else `cordon run
-    /// --json`.
+    /// descriptor to inherit, arguments that are UTF-8, no bubblewrap override); else `cordon
+    /// run --json`. Under a weakening the session is the mutants build's.
     fn served_payload(&self) -> Option<String> {
-        // The mutants build never builds jails ahead (its weakened launchers are for the
-        // mutants' columns), so its runs (the bubblewrap override) stay `cordon run`.
+        // A case that needs the mutants build for its bubblewrap override stays `cordon run`;
+        // a weakened launcher (the mutants run) builds jails ahead like the real one.
         if !self.ctx.column.served()
             || self.stdin.is_some()
             || !self.inherit.is_empty()
             || self.build == Build::Mutants
-            || self.ctx.suite.mutant.is_some()
         {
             return None;
         }

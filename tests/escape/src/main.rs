@@ -551,13 +551,14 @@ fn run_matrix(
     Ok(())
 }
 
-/// The column the mutants run in: the first selected bubblewrap column that can run (the
-/// weakenings are bubblewrap's defences).
-fn mutant_column(ids: &Identities, columns: &[Column]) -> Option<Column> {
-    columns
-        .iter()
-        .copied()
-        .find(|c| !c.landlock() && ids.ids(c.who).is_ok())
+/// The columns the mutants run in: the first selected bubblewrap column that can run (the
+/// weakenings are bubblewrap's defences), and the serve column when it is selected, so that
+/// jails built ahead of their command are weakened and caught too.
+fn mutant_columns(ids: &Identities, columns: &[Column]) -> Vec<Column> {
+    let runnable = |c: &Column| !c.landlock() && ids.ids(c.who).is_ok();
+    let cold = columns.iter().copied().find(|c| runnable(c) && !c.served());
+    let served = columns.iter().copied().find(|c| runnable(c) && c.served());
+    cold.into_iter().chain(served).collect()
 }
 
 fn run_mutants(
@@ -569,11 +570,12 @@ fn run_mutants(
     opts: &Options,
     ci: bool,
 ) -> Result<(), Error> {
-    let Some(column) = mutant_column(ids, columns) else {
+    let mutant_cols = mutant_columns(ids, columns);
+    if mutant_cols.is_empty() {
         return Err(err(
             "no selected bubblewrap column can run here (the mutants weaken bubblewrap's jail)",
         ));
-    };
+    }
     if ci && ids.ids(columns::Who::Root).is_err() {
         return Err(err("CI=true requires running as root"));
     }
@@ -592,10 +594,14 @@ fn run_mutants(
         .filter(|m| opts.mutant.is_empty() || opts.mutant.iter().any(|o| o == m))
         .collect();
     println!(
-        "escape-suite --mutants: {} weakenings × {} cases in column {}",
+        "escape-suite --mutants: {} weakenings × {} cases in column(s) {}",
         mutants.len(),
         cases.len(),
-        column.name()
+        mutant_cols
+            .iter()
+            .map(|c| c.name())
+            .collect::<Vec<_>>()
+            .join(", ")
     );
     let mut report: BTreeMap<&str, Vec<(&str, Outcome)>> = BTreeMap::new();
     let mut survivors = Vec::new();
@@ -609,23 +615,39 @@ fn run_mutants(
             drop_with_setpriv: base_suite.drop_with_setpriv,
             python: base_suite.python.clone(),
         };
-        let jobs: Vec<Job<'_>> = cases
+        let jobs: Vec<Job<'_>> = mutant_cols
             .iter()
-            .enumerate()
-            .map(|(row, case)| Job { row, case, column })
+            .flat_map(|&column| {
+                cases
+                    .iter()
+                    .enumerate()
+                    .map(move |(row, case)| Job { row, case, column })
+            })
             .collect();
         let results = execute(&suite, ids, jobs, opts.jobs);
-        let mut caught: Vec<(&str, Outcome)> = results
-            .into_iter()
-            .filter(|(_, _, o)| o.verdict == Verdict::Escaped)
-            .map(|(row, _, o)| (cases[row].id, o))
-            .collect();
+        // Caught only when some case turns ESCAPED in every column it runs in.
+        let mut caught: Vec<(&str, Outcome)> = Vec::new();
+        let mut missed_in: Vec<String> = Vec::new();
+        for column in &mutant_cols {
+            let mut here: Vec<(&str, Outcome)> = results
+                .iter()
+                .filter(|(_, c, o)| c == column && o.verdict == Verdict::Escaped)
+                .map(|(row, _, o)| (cases[*row].id, o.clone()))
+                .collect();
+            if here.is_empty() {
+                missed_in.push(column.name());
+            }
+            caught.append(&mut here);
+        }
         caught.sort_by_key(|(id, _)| *id);
         println!(
             "  {mutant:<20} {:>5.1} s  {}",
             started.elapsed().as_secs_f64(),
-            if caught.is_empty() {
-                "SURVIVED: no case turned ESCAPED".to_owned()
+            if !missed_in.is_empty() {
+                format!(
+                    "SURVIVED in {}: no case turned ESCAPED",
+                    missed_in.join(", ")
+                )
             } else {
                 format!(
                     "caught by {} case(s): {}",
@@ -638,7 +660,7 @@ fn run_mutants(
                 )
             }
         );
-        if caught.is_empty() {
+        if !missed_in.is_empty() {
             survivors.push(*mutant);
         }
         report.insert(mutant, caught);
@@ -657,6 +679,18 @@ fn run_mutants(
             .collect();
         let text = serde_json::to_string_pretty(&json).map_err(|e| err(e.to_string()))?;
         std::fs::write(path, text).map_err(|e| err(format!("{}: {e}", path.display())))?;
+    }
+    let cold = harness::SERVED_COLD
+        .lock()
+        .map(|c| c.clone())
+        .unwrap_or_default();
+    if !cold.is_empty() {
+        return Err(err(format!(
+            "{} weakened command(s) of the serve column ran without a jail built ahead, so the \
+             mutants run proves nothing about those jails: {}",
+            cold.len(),
+            cold.join("; ")
+        )));
     }
     if survivors.is_empty() {
         println!("every weakening was caught");
@@ -809,18 +843,20 @@ mod tests {
     use columns::Ids;
 
     #[test]
-    fn the_mutants_never_run_in_a_landlock_column() {
+    fn the_mutants_run_cold_and_served_never_in_a_landlock_column() {
         let ids = Identities {
             root: Ok(Ids { uid: 0, gid: 0 }),
             user: Ok(Ids { uid: 1, gid: 1 }),
             drop_with_setpriv: true,
         };
         let landlock: Vec<Column> = Column::ALL.into_iter().filter(|c| c.landlock()).collect();
-        assert_eq!(mutant_column(&ids, &landlock), None);
+        assert!(mutant_columns(&ids, &landlock).is_empty());
         let mut order = landlock.clone();
         order.extend(Column::ALL);
-        let picked = mutant_column(&ids, &order).unwrap();
-        assert!(!picked.landlock(), "{}", picked.name());
+        let picked = mutant_columns(&ids, &order);
+        assert_eq!(picked.len(), 2, "a cold bubblewrap column and the serve column");
+        assert!(picked.iter().all(|c| !c.landlock()), "{picked:?}");
+        assert!(!picked[0].served() && picked[1].served(), "{picked:?}");
     }
 
     #[test]

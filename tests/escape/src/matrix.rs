@@ -249,7 +249,7 @@ impl Matrix {
              profile under the Landlock backend; *serve*: the `shell` profile under bubblewrap, \
              each attack sent to `cordon serve` as the session's second request, so it runs in a \
              jail built ahead of it (the suite fails if one did not; runs that feed stdin, \
-             inherit a descriptor or use the mutants build stay `cordon run`). Every column \
+             inherit a descriptor or need a bubblewrap override stay `cordon run`). Every column \
              passes `--backend` explicitly. \
              **LIMIT** marks a landlock cell the case declares the Landlock backend cannot block \
              or serve (listed with reasons in `docs/backends.md`); a declared limit that no longer \
@@ -258,8 +258,11 @@ impl Matrix {
              against launchers weakened one defence at a time (no network namespace, no seccomp \
              filter, no PID namespace, no credential masks, a writable root, inherited descriptors \
              kept, the whole environment, no private `/tmp`, writable protected paths, no timeout) \
-             and fails unless each weakening turns at least one case ESCAPED. The weakenings exist \
-             only in a debug build with the `mutants` feature.\n\n",
+             and fails unless each weakening turns at least one case ESCAPED, in the first \
+             bubblewrap column and in the serve column (jails built ahead of their command are \
+             weakened the same way). A weakening is one value the CLI of a mutants build sets on \
+             the launcher (`Launcher::weakened`); the weakenings exist only in a debug build with \
+             the `mutants` feature.\n\n",
         );
         let counts = self.counts();
         let _ = writeln!(

@@ -7,7 +7,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().parent().unwrap()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
 }
 
 /// The cordon crates each crate's `[dependencies]` names.

@@ -131,8 +131,7 @@ pub fn concurrent_start(
             Err(e) => problems.push(format!("{}: {e}", path.display())),
         }
     }
-    let key = cordon_launch::probe::ProbeKey::for_bwrap(Path::new(super::BWRAP));
-    let cache_valid = cordon_launch::probe::read_file_cache(&cache_file, &key).is_some();
+    let cache_valid = cordon_launch::probe_cache_holds(&cache_file, Path::new(super::BWRAP));
     if !cache_valid {
         problems.push(format!(
             "{} does not read back as a valid cache entry for {} (unparsable, wrong key or not enforcing): {:?}",

@@ -256,7 +256,7 @@ pub fn processes_with(needle: &str) -> Vec<(u32, String)> {
 /// not counted while it waits, a zombie, for the host's init to collect it (its launcher, its
 /// parent, was killed).
 pub fn reapers() -> Vec<(u32, String)> {
-    let want = cordon_launch::leftovers::REAPER_NAME.to_bytes();
+    let want = cordon_launch::REAPER_NAME.to_bytes();
     processes_where(|pid, dir, _| {
         std::fs::read(dir.join("comm"))
             .is_ok_and(|comm| comm.strip_suffix(b"\n").unwrap_or(&comm) == want)

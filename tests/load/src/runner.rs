@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use cordon_floor::{Floor, Verdict};
-use cordon_launch::supervise::Forward;
+use cordon_launch::Forward;
 use cordon_launch::{Launcher, Preparation, RunRequest, RunResult, RunStatus};
 use cordon_policy::{Invocation, Plan, Policy, RealHost};
 
