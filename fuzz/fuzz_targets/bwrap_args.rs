@@ -29,9 +29,13 @@ fuzz_target!(|data: &[u8]| {
     check(&case);
 });
 
-fn request<'a>(case: &'a Case, features: &'a Features) -> Request<'a> {
+fn request<'a>(
+    case: &'a Case,
+    plan: &'a cordon_policy::GuardedPlan,
+    features: &'a Features,
+) -> Request<'a> {
     Request {
-        plan: &case.plan,
+        plan,
         features,
         env: &case.env,
         fds: Descriptors { seccomp: 4 },
@@ -47,7 +51,9 @@ fn features() -> &'static Features {
 
 fn check(case: &Case) {
     let features = features();
-    let built = build(&request(case, features));
+    // Guarded against a host where nothing exists: the plan's own paths, no pins or placeholders.
+    let guarded = case.plan.guard(&cordon_policy::FakeHost::new());
+    let built = build(&request(case, &guarded, features));
     let args = match built {
         Ok(args) => args,
         Err(err) => {
@@ -168,7 +174,9 @@ fn check(case: &Case) {
     // The order of the plan's lists does not matter.
     let mut shuffled = case.clone();
     shuffled.plan = reversed(&case.plan);
-    let again = build(&request(&shuffled, features)).expect("the reversed plan was refused");
+    let guarded_again = shuffled.plan.guard(&cordon_policy::FakeHost::new());
+    let again = build(&request(&shuffled, &guarded_again, features))
+        .expect("the reversed plan was refused");
     assert_eq!(
         again, args,
         "the output depends on the order of the plan's lists"

@@ -362,7 +362,7 @@ pub fn build(req: &Request<'_>) -> Result<BwrapArgs, BwrapError> {
     steps.push(vec!["--cap-drop".into(), "ALL".into()]);
 
     // Filesystem, in the order documented in `mounts`.
-    steps.extend(proc_sys_read_only(mounts::ordered(plan, req.stage)?));
+    steps.extend(proc_sys_read_only(mounts::ordered(plan, req.stage)?, plan));
 
     // What runs: where, with which environment, under which filter.
     steps.push(vec!["--chdir".into(), plan.cwd.clone().into()]);
@@ -400,8 +400,9 @@ pub fn build(req: &Request<'_>) -> Result<BwrapArgs, BwrapError> {
 /// or `kernel.modprobe` for the whole host (escape suite: `kernel/tunables-and-devices`). Every
 /// `--proc DEST` is therefore followed by read-only binds of `/proc/sys`, `/proc/irq` and
 /// `/proc/bus` at `DEST/…` (what a reader sees in them depends on its own namespaces, not on the
-/// proc instance, so the view is unchanged).
-fn proc_sys_read_only(steps: Vec<Vec<OsString>>) -> Vec<Vec<OsString>> {
+/// proc instance, so the view is unchanged). Like every mount, none is made strictly below a
+/// credential mask.
+fn proc_sys_read_only(steps: Vec<Vec<OsString>>, plan: &cordon_policy::Plan) -> Vec<Vec<OsString>> {
     let mut out = Vec::with_capacity(steps.len() + 3);
     for step in steps {
         let dest = (step.first().is_some_and(|f| f == "--proc"))
@@ -414,10 +415,18 @@ fn proc_sys_read_only(steps: Vec<Vec<OsString>>) -> Vec<Vec<OsString>> {
                 ("--ro-bind-try", "irq"),
                 ("--ro-bind-try", "bus"),
             ] {
+                let at = Path::new(&dest).join(name);
+                if plan
+                    .masks
+                    .iter()
+                    .any(|m| at != m.target && at.starts_with(&m.target))
+                {
+                    continue;
+                }
                 out.push(vec![
                     flag.into(),
                     Path::new("/proc").join(name).into_os_string(),
-                    Path::new(&dest).join(name).into_os_string(),
+                    at.into_os_string(),
                 ]);
             }
         }
@@ -447,7 +456,13 @@ mod tests {
             vec!["--proc".into(), "/proc".into()],
             vec!["--tmpfs".into(), "/run".into()],
         ];
-        let flat: Vec<String> = proc_sys_read_only(steps)
+        let plan = cordon_policy::Plan::resolve(
+            &cordon_policy::Policy::for_profile(cordon_policy::Profile::Shell),
+            &cordon_policy::Invocation::at("/home/u/proj"),
+            &cordon_policy::FakeHost::typical(),
+        )
+        .unwrap();
+        let flat: Vec<String> = proc_sys_read_only(steps, &plan)
             .iter()
             .map(|s| {
                 s.iter()

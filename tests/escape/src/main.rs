@@ -854,7 +854,11 @@ mod tests {
         let mut order = landlock.clone();
         order.extend(Column::ALL);
         let picked = mutant_columns(&ids, &order);
-        assert_eq!(picked.len(), 2, "a cold bubblewrap column and the serve column");
+        assert_eq!(
+            picked.len(),
+            2,
+            "a cold bubblewrap column and the serve column"
+        );
         assert!(picked.iter().all(|c| !c.landlock()), "{picked:?}");
         assert!(!picked[0].served() && picked[1].served(), "{picked:?}");
     }
