@@ -49,20 +49,31 @@ impl Seen {
             paths
                 .into_iter()
                 .map(|p| {
-                    let seen = std::fs::symlink_metadata(&p).ok().map(|m| {
-                        let file = m.is_file();
-                        [
-                            m.dev() as i64,
-                            m.ino() as i64,
-                            i64::from(m.mode() & 0o170_000),
-                            if file { m.size() as i64 } else { 0 },
-                            if file { m.mtime() } else { 0 },
-                            if file { m.mtime_nsec() } else { 0 },
-                        ]
-                    });
+                    let seen = look(&p);
                     (p, seen)
                 })
                 .collect(),
         )
     }
+
+    /// Whether every path looked at is still what it was (the jail built ahead may be used).
+    pub(crate) fn unchanged(&self) -> bool {
+        self.0.iter().all(|(p, seen)| look(p) == *seen)
+    }
+}
+
+/// The identity of what is at `p` (device, inode, type; size and modification time too for a
+/// file), or nothing.
+fn look(p: &std::path::Path) -> Option<[i64; 6]> {
+    std::fs::symlink_metadata(p).ok().map(|m| {
+        let file = m.is_file();
+        [
+            m.dev() as i64,
+            m.ino() as i64,
+            i64::from(m.mode() & 0o170_000),
+            if file { m.size() as i64 } else { 0 },
+            if file { m.mtime() } else { 0 },
+            if file { m.mtime_nsec() } else { 0 },
+        ]
+    })
 }

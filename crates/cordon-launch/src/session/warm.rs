@@ -83,7 +83,7 @@ impl Slot {
         let (key, jail) = self.0.lock().ok()?.take()?;
         if key.fits(backend, req)
             && !jail.has_ended()
-            && jail.seen.as_ref() == Some(&Seen::of(req.plan))
+            && jail.seen.as_ref().is_some_and(Seen::unchanged)
         {
             Some(jail)
         } else {
