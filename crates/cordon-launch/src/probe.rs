@@ -349,19 +349,9 @@ pub(crate) fn run_at(
 ) -> Result<String, String> {
     use crate::supervise::{Forward, Supervision};
     let site = ProbeSite::create(temp_root, home, what, backend.stage_binary())?;
-    // A stage the jail hides could not start: said, not tried.
-    if let Some(stage) = backend
-        .stage_binary()
-        .filter(|_| backend.runs_stage_in_place())
-    {
-        let stage = std::fs::canonicalize(stage).unwrap_or_else(|_| stage.to_path_buf());
-        if let Some(rule) = crate::backend::stage_hidden(&stage, &site.plan) {
-            return Err(format!(
-                "cordon's own binary {} cannot run in the {} backend's {what}: {rule}",
-                stage.display(),
-                backend.name()
-            ));
-        }
+    // A stage that could not start in this jail: said, not tried.
+    if let Some(refusal) = crate::backend::stage_refusal(backend, &site.plan) {
+        return Err(refusal.to_string());
     }
     let (status_read, status_write) =
         crate::sys::pipe().map_err(|e| format!("cannot create a pipe: {e}"))?;

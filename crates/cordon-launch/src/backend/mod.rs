@@ -35,24 +35,46 @@ pub struct ProbeOutcome {
     pub source: String,
 }
 
-/// Why the stage binary `stage` (canonical) cannot run in a jail of `plan` that executes it in
-/// place: the rule of the plan that hides it, in words. `None` when nothing hides it.
-pub(crate) fn stage_hidden(stage: &Path, plan: &cordon_policy::Plan) -> Option<String> {
+/// Why `backend`'s stage binary (cordon itself) cannot serve a jail of `plan`: it lies inside a
+/// writable root (the jail could replace its own checker), or the backend executes it in place
+/// and the plan hides it. Asked before every run and every probe.
+pub(crate) fn stage_refusal(
+    backend: &dyn Backend,
+    plan: &cordon_policy::Plan,
+) -> Option<LaunchError> {
     use cordon_policy::paths::is_within;
-    if let Some(dir) = plan.private_dirs.iter().find(|d| is_within(stage, d)) {
-        return Some(format!(
+    let stage = backend.stage_binary()?;
+    let stage = std::fs::canonicalize(stage).unwrap_or_else(|_| stage.to_path_buf());
+    let shown = stage.display().to_string();
+    if let Some(root) = plan.writable.iter().find(|r| stage.starts_with(r)) {
+        return Some(LaunchError::StageWritable {
+            stage: shown,
+            root: root.display().to_string(),
+        });
+    }
+    if !backend.runs_stage_in_place() {
+        return None;
+    }
+    let hidden = |rule: String| {
+        Some(LaunchError::StageHidden {
+            stage: shown.clone(),
+            backend: backend.name(),
+            rule,
+        })
+    };
+    if let Some(dir) = plan.private_dirs.iter().find(|d| is_within(&stage, d)) {
+        return hidden(format!(
             "{} is replaced by a private, empty directory in the jail",
             dir.display()
         ));
     }
-    if let Some(mask) = plan.masks.iter().find(|m| is_within(stage, &m.target)) {
-        return Some(format!("{} is a credential mask", mask.target.display()));
+    if let Some(mask) = plan.masks.iter().find(|m| is_within(&stage, &m.target)) {
+        return hidden(format!("{} is a credential mask", mask.target.display()));
     }
     if plan.posture == cordon_policy::Posture::Minimal
-        && !plan.read_only.iter().any(|b| is_within(stage, &b.source))
-        && !plan.writable.iter().any(|w| is_within(stage, w))
+        && !plan.read_only.iter().any(|b| is_within(&stage, &b.source))
     {
-        return Some("the minimal posture shows only its vetted read-only trees".into());
+        return hidden("the minimal posture shows only its vetted read-only trees".into());
     }
     None
 }

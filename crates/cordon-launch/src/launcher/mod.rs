@@ -283,7 +283,7 @@ impl Launcher {
             )));
         };
 
-        if let Some(refusal) = stage_refusal(backend, req.plan) {
+        if let Some(refusal) = crate::backend::stage_refusal(backend, req.plan) {
             return Ok(Start::Refused(refused(
                 refusal.to_string(),
                 policy_hash,
@@ -449,30 +449,6 @@ fn requested_but_dropped(env: &ChildEnv) -> Vec<String> {
         .filter(|d| d.requested)
         .map(|d| format!("pass-env {} was not passed: {}", d.name, d.reason))
         .collect()
-}
-
-/// The refusal when the backend's stage binary (cordon itself) lies inside a writable root (the
-/// jail could replace its own checker), or
-/// The refusal when the backend's stage binary cannot run: it is hidden from a jail that
-/// executes it in place.
-fn stage_refusal(backend: &dyn Backend, plan: &Plan) -> Option<LaunchError> {
-    let stage = backend.stage_binary()?;
-    let stage = std::fs::canonicalize(stage).unwrap_or_else(|_| stage.to_path_buf());
-    if let Some(root) = plan.writable.iter().find(|r| stage.starts_with(r)) {
-        return Some(LaunchError::StageWritable {
-            stage: stage.display().to_string(),
-            root: root.display().to_string(),
-        });
-    }
-    if !backend.runs_stage_in_place() {
-        return None;
-    }
-    let rule = crate::backend::stage_hidden(&stage, plan)?;
-    Some(LaunchError::StageHidden {
-        stage: stage.display().to_string(),
-        backend: backend.name(),
-        rule,
-    })
 }
 
 /// The policy hash with the seccomp filter version folded in.
