@@ -328,9 +328,20 @@ pub fn run(p: &Places<'_>, runs: usize) -> Result<Vec<(&'static str, Duration)>,
         .collect())
 }
 
-/// `cordon explain`'s bubblewrap options, minus `--seccomp FD` and the stage's bind.
+/// `cordon explain`'s bubblewrap options, minus `--seccomp FD`, the stage's bind and the binds
+/// of the placeholders a run makes first (`# created for the run: P (...)`): plain bubblewrap
+/// cannot bind what does not exist, and making them is part of what cordon's launch costs.
 fn same_isolation_options(explain: &str) -> Result<Vec<String>, Error> {
-    let mut lines: Vec<&str> = explain.lines().skip(1).collect();
+    let made: Vec<&str> = explain
+        .lines()
+        .filter_map(|l| l.strip_prefix("# created for the run: "))
+        .filter_map(|l| l.rsplit_once(" (").map(|(path, _)| path))
+        .collect();
+    let mut lines: Vec<&str> = explain
+        .lines()
+        .filter(|l| !l.starts_with("# "))
+        .skip(1)
+        .collect();
     let dash = lines
         .iter()
         .position(|l| *l == "--")
@@ -342,6 +353,7 @@ fn same_isolation_options(explain: &str) -> Result<Vec<String>, Error> {
         match lines[i] {
             "--seccomp" => i += 2,
             "--ro-bind" if lines.get(i + 2) == Some(&cordon_bwrap::STAGE_PATH) => i += 3,
+            "--ro-bind" if lines.get(i + 1).is_some_and(|p| made.contains(p)) => i += 3,
             other => {
                 options.push(other.to_owned());
                 i += 1;
