@@ -42,6 +42,11 @@ pub const STEPS: &[Step] = &[
         run: clippy,
     },
     Step {
+        name: "seatbelt-graph",
+        about: "cordon-launch without its Linux backends (what a macOS build compiles): no Linux-only crate in its graph, and it compiles",
+        run: seatbelt_graph,
+    },
+    Step {
         name: "test",
         about: "every test: nextest (or cargo test), doctests, custom-harness tests",
         run: test,
@@ -198,6 +203,38 @@ fn clippy(ctx: &Ctx) -> Result<(), Error> {
         "warnings",
     ])
     .run()?;
+    Ok(())
+}
+
+/// cordon-launch as a macOS build gets it, checked on Linux: without the `linux-backends`
+/// feature none of the Linux-only crates is in its graph, and what is left compiles. (No macOS
+/// target is installed here, so this is as close as the machine gets.)
+fn seatbelt_graph(ctx: &Ctx) -> Result<(), Error> {
+    let args = ["-p", "cordon-launch", "--no-default-features", "--locked"];
+    let tree = ctx
+        .cargo(["tree", "-e", "normal", "--prefix", "none"])
+        .args(args)
+        .read()?;
+    let linux_only = [
+        "cordon-bwrap",
+        "cordon-landlock",
+        "cordon-seccomp",
+        "cordon-scan",
+    ];
+    if let Some(found) = linux_only.iter().find(|c| {
+        tree.lines()
+            .any(|l| l.split_whitespace().next() == Some(**c))
+    }) {
+        return Err(Error::Ci(format!(
+            "cordon-launch without linux-backends still depends on {found}:\n{tree}"
+        )));
+    }
+    if !tree.lines().any(|l| l.starts_with("cordon-seatbelt ")) {
+        return Err(Error::Ci(format!(
+            "cargo tree did not list cordon-seatbelt; the check read nothing:\n{tree}"
+        )));
+    }
+    ctx.cargo(["check", "--lib"]).args(args).run()?;
     Ok(())
 }
 

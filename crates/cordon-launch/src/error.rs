@@ -9,15 +9,19 @@ pub enum LaunchError {
     #[error(transparent)]
     Env(#[from] cordon_env::EnvError),
     /// The bubblewrap arguments could not be built.
+    #[cfg(linux_backends)]
     #[error(transparent)]
     Bwrap(#[from] cordon_bwrap::BwrapError),
     /// The seccomp filter could not be built.
+    #[cfg(linux_backends)]
     #[error(transparent)]
     Seccomp(#[from] cordon_seccomp::SeccompError),
     /// The session's walk of the writable roots refused them, or could not be made.
+    #[cfg(linux_backends)]
     #[error(transparent)]
     Scan(#[from] cordon_scan::ScanError),
     /// The Landlock rules could not be built or created.
+    #[cfg(linux_backends)]
     #[error(transparent)]
     Landlock(#[from] cordon_landlock::LandlockError),
     /// The stage binary (cordon itself) lies inside a writable root: the jailed command could

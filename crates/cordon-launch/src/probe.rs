@@ -21,14 +21,18 @@ use sha2::{Digest, Sha256};
 pub struct ProbeKey(pub String);
 
 impl ProbeKey {
-    /// The key for bubblewrap at `bwrap` run by this user on this kernel.
-    pub fn for_bwrap(bwrap: &Path) -> ProbeKey {
+    /// The key for the helper `binary` (bubblewrap, `sandbox-exec`) run by this user on this
+    /// kernel, with this cordon (and, on Linux, this seccomp filter).
+    pub fn for_binary(bwrap: &Path) -> ProbeKey {
         let mut h = Sha256::new();
+        #[cfg(linux_backends)]
         h.update(format!(
             "cordon {} seccomp {}\n",
             env!("CARGO_PKG_VERSION"),
             cordon_seccomp::FILTER_VERSION
         ));
+        #[cfg(not(linux_backends))]
+        h.update(format!("cordon {}\n", env!("CARGO_PKG_VERSION")));
         h.update(bwrap.as_os_str().as_encoded_bytes());
         if let Ok(m) = std::fs::metadata(bwrap) {
             h.update(format!(
@@ -63,6 +67,7 @@ impl ProbeKey {
 
 impl ProbeKey {
     /// The key for the Landlock backend at ABI `abi`, run by this user on this kernel.
+    #[cfg(linux_backends)]
     pub fn for_landlock(abi: u32) -> ProbeKey {
         let mut h = Sha256::new();
         h.update(format!(
@@ -145,8 +150,9 @@ pub fn read_file_cache(path: &Path, key: &ProbeKey) -> Option<FileCacheEntry> {
 
 /// Whether `cache_file` holds a valid, enforcing probe outcome for the bubblewrap at `bwrap`:
 /// owned by this user, writable by nobody else, its key matching this host, user and binary.
+#[cfg(linux_backends)]
 pub fn probe_cache_holds(cache_file: &Path, bwrap: &Path) -> bool {
-    read_file_cache(cache_file, &ProbeKey::for_bwrap(bwrap)).is_some()
+    read_file_cache(cache_file, &ProbeKey::for_binary(bwrap)).is_some()
 }
 
 /// An earlier outcome for `key`: the process cache first, then (enforcing only) the cache file,

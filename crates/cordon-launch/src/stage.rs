@@ -285,6 +285,12 @@ fn read_command(arg: &OsStr) -> Option<Vec<OsString>> {
 /// Applies the Landlock rules read from descriptor `fd` to this process. `Ok` carries the line
 /// reported to the launcher (`landlock ...`); a kernel without Landlock is reported, not fatal
 /// (bubblewrap's wall holds alone); anything else refuses the run.
+#[cfg(not(linux_backends))]
+fn second_wall(_fd: &OsStr) -> Result<String, String> {
+    Err("no second wall exists on this platform".into())
+}
+
+#[cfg(linux_backends)]
 fn second_wall(fd: &OsStr) -> Result<String, String> {
     let fd = fd
         .to_str()

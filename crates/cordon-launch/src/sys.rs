@@ -287,6 +287,7 @@ const SECURE_BITS: libc::c_ulong = 0x01 | 0x02 | 0x04 | 0x08 | 0x40 | 0x80;
 
 /// Root's capabilities, all gone for good: bounding set, ambient set, and the process's own sets.
 /// Async-signal-safe (only `prctl` and `capset`).
+#[cfg(linux_backends)]
 fn drop_capabilities(last_cap: libc::c_ulong) -> std::io::Result<()> {
     // SAFETY: prctl and capset with integer arguments and pointers to live stack values.
     unsafe {
@@ -321,6 +322,7 @@ fn drop_capabilities(last_cap: libc::c_ulong) -> std::io::Result<()> {
 }
 
 /// The highest capability number this kernel knows (`/proc/sys/kernel/cap_last_cap`).
+#[cfg(linux_backends)]
 fn last_capability() -> libc::c_ulong {
     std::fs::read_to_string("/proc/sys/kernel/cap_last_cap")
         .ok()
@@ -332,6 +334,7 @@ fn last_capability() -> libc::c_ulong {
 /// [`prepare_child`]'s hook: die with the launcher, drop every capability (`drop_caps`, for
 /// root), no-new-privileges and the Landlock ruleset, then the seccomp program `filter` (the
 /// bytes `cordon-seccomp` compiled). A failing step fails the spawn: nothing runs.
+#[cfg(linux_backends)]
 pub(crate) fn confine_alone(
     command: &mut Command,
     ruleset: cordon_landlock::Ruleset,

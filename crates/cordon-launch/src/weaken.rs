@@ -143,6 +143,7 @@ pub(crate) fn timeout(
 }
 
 /// bubblewrap's option steps with the weakening applied.
+#[cfg(linux_backends)]
 pub(crate) fn options(weakening: Weakening, steps: &[Vec<OsString>]) -> Vec<Vec<OsString>> {
     let mut out: Vec<Vec<OsString>> = Vec::with_capacity(steps.len());
     for step in steps {
@@ -165,6 +166,7 @@ pub(crate) fn options(weakening: Weakening, steps: &[Vec<OsString>]) -> Vec<Vec<
 
 /// Under `keep-fds`: every descriptor this process inherited (open without close-on-exec; the
 /// launcher opens all of its own with it) is handed on as well.
+#[cfg(linux_backends)]
 pub(crate) fn kept_fds(weakening: Weakening) -> Vec<RawFd> {
     if weakening != Weakening::KeepFds {
         return Vec::new();
@@ -179,6 +181,7 @@ pub(crate) fn kept_fds(weakening: Weakening) -> Vec<RawFd> {
 }
 
 /// Whether descriptor `fd` is close-on-exec, read from `/proc/self/fdinfo` (no `unsafe`).
+#[cfg(linux_backends)]
 fn is_cloexec(fd: RawFd) -> Option<bool> {
     let info = std::fs::read_to_string(format!("/proc/self/fdinfo/{fd}")).ok()?;
     let flags = info
@@ -191,6 +194,7 @@ fn is_cloexec(fd: RawFd) -> Option<bool> {
 }
 
 /// The `--args` bytes of weakened steps: every option followed by a NUL byte.
+#[cfg(linux_backends)]
 pub(crate) fn nul_separated(steps: &[Vec<OsString>]) -> Vec<u8> {
     let mut bytes = Vec::new();
     for word in steps.iter().flatten() {

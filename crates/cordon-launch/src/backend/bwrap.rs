@@ -116,7 +116,7 @@ impl BwrapBackend {
 }
 
 fn describe(path: &Path, cache_file: Option<&Path>) -> Result<Found, String> {
-    let key = ProbeKey::for_bwrap(path);
+    let key = ProbeKey::for_binary(path);
     if let Some(entry) = cache_file.and_then(|f| probe::read_file_cache(f, &key)) {
         return Ok(Found {
             path: path.to_path_buf(),

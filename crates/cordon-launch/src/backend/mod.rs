@@ -17,7 +17,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::LaunchError;
 
+#[cfg(linux_backends)]
 pub(crate) mod bwrap;
+#[cfg(linux_backends)]
 pub(crate) mod landlock;
 pub(crate) mod locate;
 pub(crate) mod seatbelt;

@@ -105,7 +105,7 @@ impl SeatbeltBackend {
     }
 
     fn probe_key(path: &Path) -> ProbeKey {
-        let base = ProbeKey::for_bwrap(path);
+        let base = ProbeKey::for_binary(path);
         ProbeKey(format!("{}-seatbelt-{GENERATOR_VERSION}", base.0))
     }
 
@@ -350,6 +350,8 @@ pub fn explain(
         return Err(LaunchError::EmptyCommand);
     }
     ChildEnv::build(host_env.iter().cloned(), &plan.env)?;
+    // The plan a run hands the backend: guarded, as the launcher guards it.
+    let plan = &plan.guard(host);
     let tmpdir = config
         .temp_root
         .join(format!("cordon-tmp-{}", std::process::id()));

@@ -5,14 +5,15 @@
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStrExt;
-use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
 
 use cordon_env::ChildEnv;
 use cordon_policy::{GuardedPlan, Placeholder, Plan, RealHost, Unavailable};
 
+#[cfg(linux_backends)]
 use crate::backend::bwrap::{BwrapBackend, BwrapConfig};
+#[cfg(linux_backends)]
 use crate::backend::landlock::{LandlockBackend, LandlockConfig};
 use crate::backend::seatbelt::{SeatbeltBackend, SeatbeltConfig};
 use crate::backend::{Backend, BackendReport, ProbeOutcome};
@@ -135,11 +136,13 @@ impl Launcher {
     }
 
     /// The Linux launcher: bubblewrap, else the Landlock backend (`BackendChoice::Auto`).
+    #[cfg(linux_backends)]
     pub fn linux(config: BwrapConfig) -> Launcher {
         Launcher::linux_with(config, BackendChoice::Auto)
     }
 
     /// The Linux launcher with the backends `choice` allows, in order of preference.
+    #[cfg(linux_backends)]
     pub fn linux_with(config: BwrapConfig, choice: BackendChoice) -> Launcher {
         let landlock = || {
             Box::new(LandlockBackend::discover(LandlockConfig {
@@ -167,8 +170,9 @@ impl Launcher {
     }
 
     /// Default configuration for a launcher whose stage is `stage_binary`.
+    #[cfg(linux_backends)]
     pub fn default_config(
-        stage_binary: PathBuf,
+        stage_binary: std::path::PathBuf,
         home: Option<OsString>,
         xdg_cache_home: Option<OsString>,
     ) -> BwrapConfig {
@@ -318,14 +322,15 @@ impl Launcher {
         // The second wall: Landlock rules the stage applies inside the jail (cordon-landlock).
         // The second wall's rules go to the stage on a socket *after* the spawn: they are
         // computed while bubblewrap builds the jail, and the stage reads them once it runs.
-        let mut rules_channel = None;
-        if backend.second_wall() {
+        let rules_channel = if backend.second_wall() {
             let (read, write) = sys::socket_pair()
                 .map_err(LaunchError::io("creating the Landlock rules channel"))?;
             check.landlock_fd = Some(sys::raw(&read));
             inherit.push(read);
-            rules_channel = Some(write);
-        }
+            Some(write)
+        } else {
+            None
+        };
         let timeout = req.plan.limits.timeout_secs.map(Duration::from_secs);
         #[cfg(all(feature = "mutants", debug_assertions))]
         let (check, env, timeout) = match self.weakening {
@@ -346,6 +351,9 @@ impl Launcher {
             cleanup.tree(tree);
         }
         // Root is exempt from RLIMIT_NPROC: a pids control group bounds its jail (pids.rs).
+        #[cfg(not(linux_backends))]
+        let pids_warning: Option<String> = None;
+        #[cfg(linux_backends)]
         let pids_warning = crate::pids::confine(
             &mut prepared.command,
             req.plan.limits.processes,
@@ -409,6 +417,13 @@ impl Launcher {
 /// Computes the second wall's rules for `plan` and sends them to the stage on `channel`. A
 /// stage that already ended gives EPIPE, which is not an error here: its own report is judged
 /// at the end, and a stage that read a cut-short list refuses to run anything.
+#[cfg(not(linux_backends))]
+fn send_rules(_plan: &Plan, _channel: &std::os::fd::OwnedFd) -> Result<(), LaunchError> {
+    // No backend with a second wall exists off Linux: `second_wall()` is false for each.
+    Ok(())
+}
+
+#[cfg(linux_backends)]
 fn send_rules(plan: &Plan, channel: &std::os::fd::OwnedFd) -> Result<(), LaunchError> {
     let rules = cordon_landlock::Rules::from_plan(
         plan,
@@ -454,11 +469,11 @@ fn requested_but_dropped(env: &ChildEnv) -> Vec<String> {
 /// The policy hash with the seccomp filter version folded in.
 pub fn policy_hash(plan: &Plan) -> String {
     // The plan carries the policy's hash; fold the filter version into it the same way.
-    let filter = cordon_seccomp::FILTER_VERSION.to_string();
     use sha2::Digest;
     let mut h = sha2::Sha256::new();
     h.update(plan.policy_hash.0.as_bytes());
-    h.update(format!("\nseccomp={filter}").as_bytes());
+    #[cfg(linux_backends)]
+    h.update(format!("\nseccomp={}", cordon_seccomp::FILTER_VERSION).as_bytes());
     let d = h.finalize();
     format!(
         "sha256:{}",
