@@ -485,6 +485,23 @@ mod tests {
     }
 
     #[test]
+    fn no_proc_bind_is_made_below_a_mask() {
+        let mut plan = cordon_policy::Plan::resolve(
+            &cordon_policy::Policy::for_profile(cordon_policy::Profile::Shell),
+            &cordon_policy::Invocation::at("/home/u/proj"),
+            &cordon_policy::FakeHost::typical(),
+        )
+        .unwrap();
+        plan.masks.push(cordon_policy::CredentialMask {
+            target: "/proc".into(),
+            requested: "/proc".into(),
+            kind: cordon_policy::EntryKind::Dir,
+        });
+        let steps = vec![vec![OsString::from("--proc"), OsString::from("/proc")]];
+        assert_eq!(proc_sys_read_only(steps.clone(), &plan), steps);
+    }
+
+    #[test]
     fn nul_separated_output_refuses_a_nul_byte_rather_than_split_it() {
         let args = BwrapArgs {
             steps: vec![vec![
