@@ -51,6 +51,41 @@ fn a_cordon_under_tmp_is_refused_by_the_landlock_backend_naming_the_path_and_the
     );
     assert!(!work.join("out/x").exists(), "the command ran");
 
+    // The library says the same: a refused result naming the path and the rule, nothing run.
+    let host = cordon_policy::RealHost::new(Some(home.path().as_os_str().to_owned()));
+    let plan = cordon_policy::Plan::resolve(
+        &cordon_policy::Policy::for_profile(cordon_policy::Profile::Shell),
+        &cordon_policy::Invocation::at(&work),
+        &host,
+    )
+    .unwrap();
+    let config = cordon_launch::Launcher::default_config(
+        copy.clone(),
+        Some(home.path().as_os_str().to_owned()),
+        None,
+    );
+    let launcher =
+        cordon_launch::Launcher::linux_with(config, cordon_launch::BackendChoice::Landlock);
+    let argv: Vec<std::ffi::OsString> =
+        vec!["/bin/sh".into(), "-c".into(), "echo ran > out/x".into()];
+    let result = launcher
+        .run(&cordon_launch::RunRequest {
+            plan: &plan,
+            argv: &argv,
+            host_env: &[("PATH".into(), "/usr/bin:/bin".into())],
+            forward: cordon_launch::Forward::No,
+            inherit_stdin: false,
+        })
+        .unwrap();
+    assert_eq!(result.exit_code, 126, "{result:?}");
+    let why = result.refusal.unwrap_or_default();
+    assert!(why.contains(&copy.display().to_string()), "{why}");
+    assert!(
+        why.contains("/tmp is replaced by a private, empty directory"),
+        "{why}"
+    );
+    assert!(!work.join("out/x").exists(), "the command ran");
+
     let out = run("bwrap");
     assert_eq!(
         out.status.code(),
