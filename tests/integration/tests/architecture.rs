@@ -14,7 +14,7 @@ fn root() -> &'static Path {
         .unwrap()
 }
 
-/// The cordon crates each crate's `[dependencies]` names.
+/// The cordon crates each crate's `[dependencies]` (and `[target.….dependencies]`) names.
 fn from_manifests() -> BTreeMap<String, BTreeSet<String>> {
     let mut out = BTreeMap::new();
     for entry in std::fs::read_dir(root().join("crates")).unwrap() {
@@ -32,7 +32,9 @@ fn from_manifests() -> BTreeMap<String, BTreeSet<String>> {
         let mut in_deps = false;
         for line in text.lines() {
             if line.starts_with('[') {
-                in_deps = line == "[dependencies]";
+                // Target-specific ones too: cordon-launch's Linux backends are Linux-only.
+                in_deps = line == "[dependencies]"
+                    || (line.starts_with("[target.") && line.ends_with(".dependencies]"));
                 continue;
             }
             if in_deps && line.starts_with("cordon-") {
