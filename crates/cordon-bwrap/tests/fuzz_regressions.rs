@@ -56,3 +56,19 @@ fn two_spellings_of_one_path_give_one_output_whatever_the_order() {
         "one bind, the byte-smallest spelling"
     );
 }
+
+/// crash-8092951b870d782e8eea63af15d2b48a5652b138: the same workspace spelled `/home/u//proj` and
+/// `/home/u/proj` among the writable roots. The plan's guard kept whichever spelling came first
+/// (and counted protected paths in it), so the output depended on the order of
+/// `plan.writable`. The guard now breaks the tie by the bytes, like the mounts do.
+#[test]
+fn two_spellings_of_a_writable_root_give_one_output_whatever_the_order() {
+    let mut plan = typical_plan(Profile::Shell, Posture::Host);
+    plan.writable.push(path(b"/home/u//proj"));
+    let cmd = argv(&["true"]);
+    let forward = build_plan(&plan, None, &cmd);
+    let mut reversed = plan.clone();
+    reversed.writable.reverse();
+    reversed.protected.reverse();
+    assert_eq!(build_plan(&reversed, None, &cmd), forward);
+}

@@ -159,9 +159,24 @@ impl Plan {
     pub fn guard(&self, host: &dyn HostFacts) -> GuardedPlan {
         let is = |p: &Path, kind: EntryKind| host.kind(p) == Some(kind);
         let mut plan = self.clone();
+        // The same guard whatever the order of the plan's lists (and however a path is
+        // spelled: `/a//b` and `/a/b` compare equal), so the root a protected path is counted
+        // in is always the same one.
+        let spelling = |p: &Path| p.as_os_str().to_owned();
+        plan.writable
+            .sort_by(|a, b| a.cmp(b).then_with(|| spelling(a).cmp(&spelling(b))));
+        plan.protected.sort_by(|a, b| {
+            a.cmp(b)
+                .then_with(|| spelling(&a.path).cmp(&spelling(&b.path)))
+                .then_with(|| spelling(&a.root).cmp(&spelling(&b.root)))
+        });
+        plan.skipped.sort_by(|a, b| {
+            a.cmp(b)
+                .then_with(|| spelling(&a.path).cmp(&spelling(&b.path)))
+        });
         let mut placeholders: Vec<Placeholder> = Vec::new();
 
-        for root in &self.writable {
+        for root in &plan.writable.clone() {
             let dot_git = root.join(".git");
             if is(&dot_git, EntryKind::Dir) {
                 let commondir = dot_git.join("commondir");
@@ -202,7 +217,7 @@ impl Plan {
             }
         }
 
-        for skipped in &self.skipped {
+        for skipped in &plan.skipped.clone() {
             let p = &skipped.path;
             let eligible = skipped.reason == SkipReason::ProtectedMissing
                 && p.parent().is_some_and(|d| is(d, EntryKind::Dir))
@@ -241,9 +256,12 @@ impl Plan {
             }
         }
         pins.sort();
-        plan.writable.extend(pins.iter().cloned());
+        for pin in &pins {
+            if !plan.writable.contains(pin) {
+                plan.writable.push(pin.clone());
+            }
+        }
         plan.writable.sort();
-        plan.writable.dedup();
         plan.protected.sort();
         placeholders.sort();
         GuardedPlan {
