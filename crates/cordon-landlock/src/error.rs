@@ -53,6 +53,14 @@ pub enum LandlockError {
         /// The first protected path that would be left writable.
         path: String,
     },
+    /// A file the rules must keep executable lies inside a credential mask.
+    #[error(
+        "{path} must stay executable, but it lies inside a credential mask, which the jail never reads"
+    )]
+    ExecutableMasked {
+        /// The executable.
+        path: String,
+    },
     /// Encoded rules are malformed.
     #[error("encoded Landlock rules are malformed at byte {offset}: {reason}")]
     Decode {

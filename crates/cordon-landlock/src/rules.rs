@@ -71,6 +71,10 @@ pub struct Options {
     pub temp_dirs: Vec<PathBuf>,
     /// Character devices readable, writable and `ioctl`-able (never created or removed).
     pub devices: Vec<PathBuf>,
+    /// Files that must stay executable wherever they lie (cordon's stage binary, which the jail
+    /// executes in place): each gets read and execute on the file alone, and nothing of its
+    /// directory. One the rules already let run gets no rule of its own. Must exist.
+    pub executables: Vec<PathBuf>,
 }
 
 impl Options {
@@ -82,7 +86,15 @@ impl Options {
             protected: ProtectedPaths::Piecewise,
             temp_dirs: vec![temp_dir.into()],
             devices: default_devices(),
+            executables: Vec::new(),
         }
+    }
+
+    /// These options, with `file` executable (and readable, for the loader) however the plan
+    /// treats its directory: the stage binary under a hidden directory such as `/tmp`.
+    pub fn with_executable(mut self, file: impl Into<PathBuf>) -> Options {
+        self.executables.push(file.into());
+        self
     }
 
     /// Rules for the stage inside bubblewrap. Protected paths are left to bubblewrap's read-only
@@ -95,6 +107,7 @@ impl Options {
             protected: ProtectedPaths::LeftToMounts,
             temp_dirs: vec![PathBuf::from("/dev/shm")],
             devices: default_devices(),
+            executables: Vec::new(),
         }
     }
 }
@@ -223,7 +236,30 @@ impl Rules {
             g.grant(dev, Access::DEVICE, Access::NONE, &masks)?;
         }
 
+        // Executables last, once everything else is granted: a rule only where the plan's own
+        // rules would not let the file run (so a stage in a vetted tree adds nothing). A file
+        // inside a mask gets no rule: masks are never opened for a program.
+        let runs = Access::EXECUTE | Access::READ_FILE;
+        let mut executables = Vec::new();
+        for file in &options.executables {
+            if masks.iter().any(|m| file.starts_with(m)) {
+                return Err(LandlockError::ExecutableMasked {
+                    path: DisplayPath(file.clone()).to_string(),
+                });
+            }
+            let granted = g
+                .out
+                .iter()
+                .filter(|(p, _)| file.starts_with(p))
+                .fold(Access::NONE, |acc, (_, a)| acc | *a);
+            if granted & runs != runs {
+                g.add(file, runs);
+                executables.push(file.clone());
+            }
+        }
+
         let mut must_exist: Vec<PathBuf> = writable.into_iter().cloned().collect();
+        must_exist.extend(executables);
         must_exist.sort();
         must_exist.dedup();
         Ok(Rules {

@@ -35,10 +35,10 @@ pub enum LaunchError {
         /// The writable root it lies in.
         root: String,
     },
-    /// The backend executes the stage binary at its host path inside the jail, and the plan
-    /// hides that path from the jail: the stage could not run.
+    /// The backend executes the stage binary at its host path inside the jail, and that path
+    /// lies inside a credential mask, which no jail reads.
     #[error(
-        "cordon's own binary {stage} cannot run in the {backend} backend's jail: {rule}; install cordon outside it (e.g. /usr/local/bin), or use the bubblewrap backend, which binds it into the jail"
+        "cordon's own binary {stage} cannot run in the {backend} backend's jail: {rule}; install cordon outside it (e.g. /usr/local/bin)"
     )]
     StageHidden {
         /// The stage binary.

@@ -106,7 +106,7 @@ pub mod seatbelt {
     pub use crate::backend::seatbelt::{Explained, NAME, explain, recognise, to_violation};
 }
 pub use backend::locate::TRUSTED_BWRAP_PATHS;
-pub use backend::{Backend, BackendReport, Prepared, ProbeOutcome};
+pub use backend::{Backend, BackendReport, Prepared, ProbeOutcome, StageReport};
 #[cfg(linux_backends)]
 pub use backend::{
     bwrap::{BwrapBackend, BwrapConfig},

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::io::Write;
 
-use cordon_launch::{BackendReport, Launcher, ProbeOutcome};
+use cordon_launch::{BackendReport, Launcher, ProbeOutcome, StageReport};
 use cordon_policy::config::Overrides;
 use serde::Serialize;
 
@@ -18,6 +18,8 @@ struct Doctor {
     backend: Option<String>,
     probes: Vec<ProbeOutcome>,
     backends: Vec<BackendReport>,
+    /// Where the stage binary (this cordon) is, and whether each backend's jail can execute it.
+    stage: Vec<StageReport>,
     seccomp_filter_version: u32,
     seccomp_arch: Option<String>,
     user_namespaces: BTreeMap<&'static str, String>,
@@ -59,8 +61,10 @@ pub fn run(args: &DoctorArgs, out: &mut dyn Write) -> Result<bool, CliError> {
     let mut counts = Counts::default();
     let mut plan_error = None;
     let mut preparation = None;
+    let mut stage = Vec::new();
     match ctx.plan(&effective.policy) {
         Ok(plan) => {
+            stage = launcher.stage_reports(&plan);
             match cordon_launch::Preparation::walk(&plan) {
                 Ok(p) => preparation = Some(p.report()),
                 Err(e) => plan_error = Some(format!("the preparation walk failed: {e}")),
@@ -107,6 +111,7 @@ pub fn run(args: &DoctorArgs, out: &mut dyn Write) -> Result<bool, CliError> {
         backend: backend.map(|b| b.name().to_owned()),
         probes,
         backends: launcher.reports(),
+        stage,
         seccomp_filter_version: cordon_seccomp::FILTER_VERSION,
         seccomp_arch: cordon_seccomp::Arch::host().ok().map(|a| a.to_string()),
         user_namespaces: userns,
@@ -155,6 +160,16 @@ fn print_text(r: &Doctor, out: &mut dyn Write) -> Result<(), CliError> {
         }
         if let Some(u) = &b.unusable {
             writeln!(out, "  unusable: {u}")?;
+        }
+    }
+    for s in &r.stage {
+        match &s.refused {
+            None => writeln!(
+                out,
+                "stage     {} {}: executable ({})",
+                s.backend, s.path, s.how
+            )?,
+            Some(why) => writeln!(out, "stage     {} {}: REFUSED: {why}", s.backend, s.path)?,
         }
     }
     writeln!(

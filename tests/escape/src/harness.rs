@@ -272,6 +272,15 @@ impl<'a> Ctx<'a> {
             .map_or_else(|| "python3".into(), |p| p.display().to_string())
     }
 
+    /// The cordon binary a run of this column uses (the mutants build under a weakening).
+    pub fn cordon_binary(&self) -> &Path {
+        if self.suite.mutant.is_some() {
+            &self.suite.cordon_mutants
+        } else {
+            &self.suite.cordon
+        }
+    }
+
     /// A `cordon run --json` of the column, not yet started.
     pub fn cordon(&self) -> Run<'_, 'a> {
         Run {
@@ -285,6 +294,7 @@ impl<'a> Ctx<'a> {
             inherit: Vec::new(),
             cwd: None,
             path: STD_PATH.into(),
+            binary: None,
         }
     }
 
@@ -425,9 +435,17 @@ pub struct Run<'c, 'a> {
     inherit: Vec<String>,
     cwd: Option<PathBuf>,
     path: String,
+    /// A copy of cordon placed by the case, run instead of the suite's build.
+    binary: Option<PathBuf>,
 }
 
 impl<'c, 'a> Run<'c, 'a> {
+    /// Runs this copy of cordon (the build the column would use, placed by the case).
+    pub fn binary(mut self, path: &Path) -> Self {
+        self.binary = Some(path.to_path_buf());
+        self
+    }
+
     /// Adds `cordon run` options (before `--`).
     pub fn args<I: IntoIterator<Item = S>, S: Into<OsString>>(mut self, args: I) -> Self {
         self.args.extend(args.into_iter().map(Into::into));
@@ -530,9 +548,10 @@ impl<'c, 'a> Run<'c, 'a> {
     /// around `cordon serve …`.
     fn command_as(&self, served: Option<String>) -> Command {
         let ctx = self.ctx;
-        let binary = match (self.build, ctx.suite.mutant) {
-            (Build::Mutants, _) | (_, Some(_)) => &ctx.suite.cordon_mutants,
-            (Build::Default, None) => &ctx.suite.cordon,
+        let binary = match (&self.binary, self.build, ctx.suite.mutant) {
+            (Some(placed), _, _) => placed,
+            (None, Build::Mutants, _) | (None, _, Some(_)) => &ctx.suite.cordon_mutants,
+            (None, Build::Default, None) => &ctx.suite.cordon,
         };
         let mut argv: Vec<OsString> = match &served {
             // Isolated mode: the host-side driver must not run what the case plants in the

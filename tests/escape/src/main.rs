@@ -39,6 +39,7 @@ mod network;
 mod processes;
 mod protected;
 mod resources;
+mod stage;
 mod usability;
 mod writes;
 
@@ -178,6 +179,7 @@ pub fn all_cases() -> Vec<Case> {
     cases.extend(resources::cases());
     cases.extend(input::cases());
     cases.extend(backend::cases());
+    cases.extend(stage::cases());
     cases.extend(usability::cases());
     cases
 }

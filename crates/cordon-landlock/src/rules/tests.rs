@@ -440,3 +440,39 @@ fn excluded_lookups_agree_with_a_pass_over_every_path() {
         );
     }
 }
+
+#[test]
+fn an_executable_in_a_hidden_directory_gets_read_and_execute_on_the_file_alone() {
+    let stage = "/tmp/unpacked/bin/cordon";
+    let opts = Options::alone("/tmp/cordon-1").with_executable(stage);
+    let rules = Rules::from_plan(&shell_plan(), &opts, &tree()).unwrap();
+    assert_eq!(rule(&rules, stage), Some(Access::EXECUTE | Access::READ_FILE));
+    // Nothing of its directory, nor a sibling, nor the rest of /tmp.
+    assert_eq!(at(&rules, "/tmp/unpacked/bin"), Access::READ_DIR);
+    assert_eq!(at(&rules, "/tmp/unpacked/bin/secret"), Access::READ_DIR);
+    assert_eq!(at(&rules, "/tmp/other-user-file"), Access::READ_DIR);
+    // Never writable, and it must exist.
+    assert_eq!(at(&rules, stage) & Access::WRITE, Access::NONE);
+    assert!(rules.must_exist.contains(&PathBuf::from(stage)));
+
+    // In the minimal posture too, where nothing outside the vetted trees is readable.
+    let rules = Rules::from_plan(&minimal_plan(), &opts, &tree()).unwrap();
+    assert_eq!(rule(&rules, stage), Some(Access::EXECUTE | Access::READ_FILE));
+    assert_eq!(at(&rules, "/tmp/unpacked/bin/secret"), Access::NONE);
+}
+
+#[test]
+fn an_executable_the_rules_already_run_adds_no_rule() {
+    let plain = Rules::from_plan(&shell_plan(), &Options::alone("/tmp/cordon-1"), &tree()).unwrap();
+    let opts = Options::alone("/tmp/cordon-1").with_executable("/usr/bin/cordon");
+    let rules = Rules::from_plan(&shell_plan(), &opts, &tree()).unwrap();
+    assert_eq!(rules, plain);
+}
+
+#[test]
+fn an_executable_inside_a_mask_is_refused() {
+    let opts = Options::alone("/tmp/cordon-1").with_executable("/home/u/.ssh/cordon");
+    let err = Rules::from_plan(&shell_plan(), &opts, &tree()).unwrap_err();
+    assert!(matches!(err, LandlockError::ExecutableMasked { .. }), "{err}");
+    assert!(err.to_string().contains("/home/u/.ssh/cordon"), "{err}");
+}

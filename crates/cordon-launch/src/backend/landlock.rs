@@ -151,7 +151,14 @@ impl Backend for LandlockBackend {
             source: std::io::Error::other(why.clone()),
         })?;
         let (scratch, temp) = make_scratch(&self.config.temp_root, &self.config.stage_binary)?;
-        let rules = Rules::from_plan(plan, &Options::alone(&temp), &FsLister)?;
+        // The stage runs in place, wherever it lies (a hidden /tmp, say): read and execute on
+        // the binary itself, nothing else of its directory. stage_refusal has made sure no
+        // writable root holds it.
+        let stage = std::fs::canonicalize(&self.config.stage_binary).map_err(LaunchError::io(
+            format!("resolving the stage {}", self.config.stage_binary.display()),
+        ))?;
+        let options = Options::alone(&temp).with_executable(stage);
+        let rules = Rules::from_plan(plan, &options, &FsLister)?;
         let (ruleset, report) = Ruleset::create(&rules, abi)?;
         let spec = FilterSpec::for_host(plan.network == cordon_policy::Network::Denied)?
             .without_pid_namespace();

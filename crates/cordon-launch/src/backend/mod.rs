@@ -39,7 +39,10 @@ pub struct ProbeOutcome {
 
 /// Why `backend`'s stage binary (cordon itself) cannot serve a jail of `plan`: it lies inside a
 /// writable root (the jail could replace its own checker), or the backend executes it in place
-/// and the plan hides it. Asked before every run and every probe.
+/// and it lies inside a credential mask (which no jail opens). Anywhere else it runs: bubblewrap
+/// binds it read-only at its own path, and the in-place backends grant the file alone (read and
+/// execute in the Landlock rules, a literal read in the Seatbelt profile), not its directory.
+/// Asked before every run and every probe.
 pub(crate) fn stage_refusal(
     backend: &dyn Backend,
     plan: &cordon_policy::Plan,
@@ -57,28 +60,49 @@ pub(crate) fn stage_refusal(
     if !backend.runs_stage_in_place() {
         return None;
     }
-    let hidden = |rule: String| {
-        Some(LaunchError::StageHidden {
-            stage: shown.clone(),
-            backend: backend.name(),
-            rule,
-        })
-    };
-    if let Some(dir) = plan.private_dirs.iter().find(|d| is_within(&stage, d)) {
-        return hidden(format!(
-            "{} is replaced by a private, empty directory in the jail",
-            dir.display()
-        ));
-    }
     if let Some(mask) = plan.masks.iter().find(|m| is_within(&stage, &m.target)) {
-        return hidden(format!("{} is a credential mask", mask.target.display()));
-    }
-    if plan.posture == cordon_policy::Posture::Minimal
-        && !plan.read_only.iter().any(|b| is_within(&stage, &b.source))
-    {
-        return hidden("the minimal posture shows only its vetted read-only trees".into());
+        return Some(LaunchError::StageHidden {
+            stage: shown,
+            backend: backend.name(),
+            rule: format!("{} is a credential mask", mask.target.display()),
+        });
     }
     None
+}
+
+/// Where `backend` finds its stage and whether a jail of `plan` can execute it: what `cordon
+/// doctor` reports.
+pub fn stage_report(backend: &dyn Backend, plan: &cordon_policy::Plan) -> Option<StageReport> {
+    let binary = backend.stage_binary()?;
+    let path = std::fs::canonicalize(binary).unwrap_or_else(|_| binary.to_path_buf());
+    let how = if backend.runs_stage_in_place() {
+        "executed in place at its host path; the jail may read and execute this file alone"
+    } else {
+        "bound read-only into the jail"
+    };
+    let refused = stage_refusal(backend, plan).map(|e| e.to_string());
+    Some(StageReport {
+        backend: backend.name(),
+        path: path.display().to_string(),
+        how,
+        executable: refused.is_none(),
+        refused,
+    })
+}
+
+/// What `cordon doctor` says of one backend's stage binary.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StageReport {
+    /// The backend.
+    pub backend: &'static str,
+    /// The stage binary, resolved.
+    pub path: String,
+    /// How the binary reaches the jail.
+    pub how: &'static str,
+    /// Whether a jail of the current plan can execute it.
+    pub executable: bool,
+    /// Why not, when it cannot.
+    pub refused: Option<String>,
 }
 
 /// A command ready to spawn, and the descriptors it must inherit.
@@ -143,8 +167,8 @@ pub trait Backend: Send + Sync {
         false
     }
     /// Whether the jail executes the stage binary at its host path under the jail's own rules
-    /// (the Landlock and Seatbelt backends), so a binary the plan hides cannot run there.
-    /// bubblewrap binds it from outside the jail instead.
+    /// (the Landlock and Seatbelt backends, which grant that one file), rather than a copy bound
+    /// from outside the jail (bubblewrap).
     fn runs_stage_in_place(&self) -> bool {
         false
     }

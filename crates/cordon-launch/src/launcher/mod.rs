@@ -16,7 +16,7 @@ use crate::backend::bwrap::{BwrapBackend, BwrapConfig};
 #[cfg(linux_backends)]
 use crate::backend::landlock::{LandlockBackend, LandlockConfig};
 use crate::backend::seatbelt::{SeatbeltBackend, SeatbeltConfig};
-use crate::backend::{Backend, BackendReport, ProbeOutcome};
+use crate::backend::{Backend, BackendReport, ProbeOutcome, StageReport};
 use crate::cleanup::Cleanup;
 use crate::error::LaunchError;
 use crate::reaper::Session;
@@ -205,6 +205,15 @@ impl Launcher {
     /// What `doctor` shows of each backend.
     pub fn reports(&self) -> Vec<BackendReport> {
         self.backends.iter().map(|b| b.report()).collect()
+    }
+
+    /// Where each backend finds its stage binary and whether a jail of `plan` can execute it
+    /// (what `doctor` shows; nothing is probed or run).
+    pub fn stage_reports(&self, plan: &Plan) -> Vec<StageReport> {
+        self.backends
+            .iter()
+            .filter_map(|b| crate::backend::stage_report(b.as_ref(), plan))
+            .collect()
     }
 
     /// The argument list `run` would hand the first backend, and the placeholders it would make
