@@ -52,6 +52,11 @@ pub const STEPS: &[Step] = &[
         run: test,
     },
     Step {
+        name: "relocated",
+        about: "the CLI tests again from a copy of the built binaries and sources under /tmp, as root and as the unprivileged user",
+        run: crate::relocated::run,
+    },
+    Step {
         name: "dist",
         about: "cargo xtask dist (the static binary the benchmarks measure), then a jail through it",
         run: dist,

@@ -8,6 +8,7 @@
 mod ci;
 mod fuzz;
 mod harnesses;
+mod relocated;
 mod setup;
 mod workspace;
 

@@ -2,11 +2,13 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests fail by panicking
 
+mod common;
+
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 fn cordon(dir: &Path, home: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cordon"))
+    Command::new(common::cordon())
         .args(args)
         .current_dir(dir)
         .env_clear()
@@ -22,7 +24,7 @@ fn text(b: &[u8]) -> String {
 }
 
 fn dirs() -> (tempfile::TempDir, std::path::PathBuf) {
-    let home = tempfile::tempdir().unwrap();
+    let home = common::visible_dir("cordon-test-");
     let work = home.path().join("proj");
     std::fs::create_dir_all(&work).unwrap();
     (home, work)

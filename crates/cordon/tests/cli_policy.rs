@@ -2,6 +2,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests fail by panicking
 
+mod common;
+
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -12,7 +14,7 @@ struct Env {
 
 impl Env {
     fn new() -> Env {
-        let home = tempfile::tempdir().unwrap();
+        let home = common::visible_dir("cordon-test-");
         let work = home.path().join("proj");
         std::fs::create_dir_all(work.join(".git/hooks")).unwrap();
         std::fs::create_dir_all(home.path().join(".ssh")).unwrap();
@@ -30,7 +32,7 @@ impl Env {
     }
 
     fn cordon(&self, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_cordon"))
+        Command::new(common::cordon())
             .args(args)
             .current_dir(&self.work)
             .env_clear()

@@ -3,6 +3,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests fail by panicking
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -13,7 +15,7 @@ struct Jail {
 
 impl Jail {
     fn new() -> Jail {
-        Jail::at(tempfile::tempdir().unwrap())
+        Jail::at(common::visible_dir("cordon-test-"))
     }
 
     /// A jail whose home is `home` (outside /tmp when the home must be the host's, since /tmp is
@@ -33,7 +35,7 @@ impl Jail {
     }
 
     fn cmd(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_cordon"));
+        let mut c = Command::new(common::cordon());
         c.args(args)
             .current_dir(&self.work)
             .env_clear()
@@ -320,7 +322,7 @@ fn resource_limits_apply_and_inherited_descriptors_are_closed() {
     let script = format!(
         "exec 9<{}; exec {} run --json -- /bin/sh -c 'ulimit -n; ls /proc/self/fd | tr \"\\n\" \" \"; echo; cat <&9; head -c 10000 /dev/zero > big; wc -c < big'",
         secret.display(),
-        env!("CARGO_BIN_EXE_cordon")
+        common::cordon().display()
     );
     let out = Command::new("/bin/sh")
         .arg("-c")
@@ -348,7 +350,7 @@ fn resource_limits_apply_and_inherited_descriptors_are_closed() {
 #[test]
 fn a_workspace_that_contains_cordon_itself_is_refused() {
     let j = Jail::new();
-    let exe = std::fs::canonicalize(env!("CARGO_BIN_EXE_cordon")).unwrap();
+    let exe = std::fs::canonicalize(common::cordon()).unwrap();
     let dir = exe.parent().unwrap();
     let out = j.run(&["run", "--write", dir.to_str().unwrap(), "--", "/bin/true"]);
     assert_eq!(out.status.code(), Some(126), "{}", text(&out.stderr));
@@ -535,10 +537,7 @@ fn the_readme_command_works_with_either_backend() {
         .expect("a sh -c '...' script");
     for backend in ["bwrap", "landlock"] {
         // The home must be the host's (read-only in the jail), so not under the private /tmp.
-        let home = tempfile::Builder::new()
-            .prefix("cordon-test-readme-")
-            .tempdir_in("/var/lib")
-            .expect("this test needs to create a directory in /var/lib (run as root, as CI does)");
+        let home = common::visible_dir("cordon-test-readme-");
         let j = Jail::at(home);
         std::fs::create_dir_all(j.work.join("out")).unwrap();
         let out = j.run(&["run", "--backend", backend, "--", "sh", "-c", script]);

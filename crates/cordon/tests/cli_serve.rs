@@ -4,6 +4,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests fail by panicking
 
+mod common;
+
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -52,20 +54,16 @@ fn one_session_answers_each_line_in_order_and_leaves_nothing() {
         Path::new("/usr/bin/bwrap").exists(),
         "bubblewrap is not installed at /usr/bin/bwrap: this test needs it (cargo xtask ci installs it)"
     );
-    // A home outside /tmp (the jail's /tmp is private), with a credential to mask.
-    let parent = match Path::new(env!("CARGO_TARGET_TMPDIR")) {
-        p if p.starts_with("/tmp") => PathBuf::from("/var/lib/cordon-test-serve"),
-        p => p.to_path_buf(),
-    };
-    std::fs::create_dir_all(&parent).unwrap();
-    let home = tempfile::tempdir_in(&parent).unwrap();
+    // A home the jail sees as the host's (never under its private /tmp or /var/tmp, wherever
+    // the checkout is), with a credential to mask.
+    let home = common::visible_dir("cordon-test-serve-");
     let work = home.path().join("proj");
     std::fs::create_dir_all(home.path().join(".ssh")).unwrap();
     std::fs::create_dir_all(&work).unwrap();
     std::fs::write(home.path().join(".ssh/id_test"), "SENTINEL-PRIVATE-KEY").unwrap();
     let before = listing(&work);
 
-    let mut serve = Command::new(env!("CARGO_BIN_EXE_cordon"))
+    let mut serve = Command::new(common::cordon())
         .args(["serve", "--timeout", "5"])
         .current_dir(&work)
         .env_clear()
@@ -153,12 +151,12 @@ fn one_session_answers_each_line_in_order_and_leaves_nothing() {
 
 #[test]
 fn a_workspace_the_walk_refuses_refuses_the_session() {
-    let home = tempfile::tempdir().unwrap();
+    let home = common::visible_dir("cordon-test-");
     let work = home.path().join("proj");
     std::fs::create_dir_all(&work).unwrap();
     std::fs::write(home.path().join("outside"), "host file\n").unwrap();
     std::fs::hard_link(home.path().join("outside"), work.join("linked")).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_cordon"))
+    let out = Command::new(common::cordon())
         .arg("serve")
         .current_dir(&work)
         .env_clear()

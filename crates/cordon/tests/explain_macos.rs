@@ -2,15 +2,17 @@
 //! `cordon explain --platform macos` on any OS: the Seatbelt profile and sandbox-exec's
 //! arguments, built from the real host's plan, with nothing probed or run.
 
+mod common;
+
 use std::process::{Command, Stdio};
 
 #[test]
 fn prints_the_profile_then_one_argument_per_line() {
-    let home = tempfile::tempdir().unwrap();
+    let home = common::visible_dir("cordon-test-");
     let work = home.path().join("proj");
     std::fs::create_dir_all(work.join(".git/hooks")).unwrap();
     std::fs::create_dir_all(home.path().join(".ssh")).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_cordon"))
+    let out = Command::new(common::cordon())
         .args([
             "explain",
             "--platform",
@@ -53,7 +55,7 @@ fn prints_the_profile_then_one_argument_per_line() {
     assert_eq!(args[args.len() - 2..], ["/bin/echo", "hi there"]);
     assert!(!stdout.contains("supersecret"));
 
-    let bad = Command::new(env!("CARGO_BIN_EXE_cordon"))
+    let bad = Command::new(common::cordon())
         .args([
             "explain",
             "--platform",

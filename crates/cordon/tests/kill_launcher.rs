@@ -5,6 +5,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests fail by panicking
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -34,7 +36,7 @@ impl Setup {
             Path::new("/usr/bin/bwrap").exists(),
             "bubblewrap is not installed at /usr/bin/bwrap: these tests need it (cargo xtask ci installs it)"
         );
-        let home = tempfile::tempdir().unwrap();
+        let home = common::visible_dir("cordon-test-");
         let work = home.path().join("proj");
         std::fs::create_dir_all(work.join(".git/hooks")).unwrap();
         std::fs::write(work.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
@@ -53,7 +55,7 @@ impl Setup {
     /// Starts `cordon run` with a payload that prints `ready` then sleeps, and waits for `ready`.
     fn start_payload(&self) -> Child {
         let script = format!("echo ready; sleep 60.0{}; :", self.marker);
-        let mut child = Command::new(env!("CARGO_BIN_EXE_cordon"))
+        let mut child = Command::new(common::cordon())
             .args(["run", "--", "/bin/sh", "-c", &script])
             .arg(format!("killtest-{}", self.marker))
             .current_dir(&self.work)

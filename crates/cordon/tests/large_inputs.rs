@@ -10,6 +10,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests fail by panicking
 
+mod common;
+
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -26,7 +28,7 @@ impl Jail {
             Path::new("/usr/bin/bwrap").exists(),
             "bubblewrap is not installed at /usr/bin/bwrap: these tests need it (cargo xtask ci installs it)"
         );
-        let home = tempfile::tempdir().unwrap();
+        let home = common::visible_dir("cordon-test-");
         let work = home.path().join("proj");
         std::fs::create_dir_all(work.join(".git/hooks")).unwrap();
         std::fs::create_dir_all(home.path().join(".ssh")).unwrap();
@@ -36,7 +38,7 @@ impl Jail {
     }
 
     fn cmd(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_cordon"));
+        let mut c = Command::new(common::cordon());
         c.args(args)
             .current_dir(&self.work)
             .env_clear()

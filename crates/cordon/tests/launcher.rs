@@ -4,6 +4,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests fail by panicking
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::os::fd::OwnedFd;
@@ -27,7 +29,7 @@ struct Setup {
 
 impl Setup {
     fn new() -> Setup {
-        let home = tempfile::tempdir().unwrap();
+        let home = common::visible_dir("cordon-test-");
         let work = home.path().join("proj");
         std::fs::create_dir_all(&work).unwrap();
         Setup { home, work }
@@ -40,7 +42,7 @@ impl Setup {
 
     fn config(&self, candidates: &[&str]) -> cordon_launch::BwrapConfig {
         let mut c = Launcher::default_config(
-            env!("CARGO_BIN_EXE_cordon").into(),
+            common::cordon(),
             Some(self.home.path().as_os_str().to_owned()),
             None,
         );
@@ -137,7 +139,7 @@ fn a_bubblewrap_that_does_not_jail_fails_the_probe_and_nothing_runs() {
     // Describes itself like the real one, then runs the stage (the cordon binary) with no jail.
     let script = format!(
         "#!/bin/sh\ncase \"$1\" in --version|--help) exec /usr/bin/bwrap \"$@\";; esac\nshift 4\nexec {} \"$@\"\n",
-        env!("CARGO_BIN_EXE_cordon")
+        common::cordon().display()
     );
     std::fs::write(&fake, script).unwrap();
     std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -176,7 +178,7 @@ impl Backend for Liar {
         stage_argv: &[OsString],
         status: Vec<OwnedFd>,
     ) -> Result<Prepared, LaunchError> {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_cordon"));
+        let mut command = Command::new(common::cordon());
         command
             .args(stage_argv)
             .env_clear()
@@ -194,7 +196,7 @@ impl Backend for Liar {
         })
     }
     fn stage_binary(&self) -> Option<&Path> {
-        Some(Path::new(env!("CARGO_BIN_EXE_cordon")))
+        Some(common::cordon_static())
     }
     fn report(&self) -> BackendReport {
         BackendReport {
@@ -243,7 +245,7 @@ fn the_in_jail_self_check_stops_a_backend_that_claims_too_much() {
 #[test]
 fn every_backend_refuses_a_writable_root_that_holds_the_stage_binary() {
     let s = Setup::new();
-    let exe = std::fs::canonicalize(env!("CARGO_BIN_EXE_cordon")).unwrap();
+    let exe = std::fs::canonicalize(common::cordon()).unwrap();
     let mut b = PolicyBuilder::new(Profile::Shell);
     b.add_writable(
         cordon_policy::PathSpec::from_path(exe.parent().unwrap()).unwrap(),

@@ -6,6 +6,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests fail by panicking
 
+mod common;
+
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
@@ -158,7 +160,7 @@ fn the_public_crates_build_the_list_run_hands_bubblewrap_and_explain_prints_it()
     let recorder = Recorder::new();
     let (home, proj, wt) = layout();
     let home_dir = std::fs::canonicalize(home.path()).unwrap();
-    let stage = std::fs::canonicalize(env!("CARGO_BIN_EXE_cordon")).unwrap();
+    let stage = std::fs::canonicalize(common::cordon()).unwrap();
     let env = host_env(&home_dir);
     let host = RealHost::new(Some(home_dir.as_os_str().to_owned()));
     let features = features();
@@ -240,7 +242,7 @@ fn the_public_crates_build_the_list_run_hands_bubblewrap_and_explain_prints_it()
 
         // And what `cordon explain` prints for the same plan: the placeholders marked, then
         // bubblewrap's path, the same options, `--` and the stage's command.
-        let out = Command::new(env!("CARGO_BIN_EXE_cordon"))
+        let out = Command::new(common::cordon())
             .args(["explain", "--backend", "bwrap", "--"])
             .args(&payload)
             .env_clear()

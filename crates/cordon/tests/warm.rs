@@ -8,6 +8,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests fail by panicking
 
+mod common;
+
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
@@ -84,24 +86,16 @@ fn stdout(r: &RunResult) -> &str {
 
 #[test]
 fn a_prepared_session_builds_each_next_jail_ahead_and_each_holds() {
-    // A home outside any private /tmp of the jail, with a credential to mask.
-    // (The jail's /tmp is private: a checkout under /tmp puts the home in /var/lib.)
-    let parent = match Path::new(env!("CARGO_TARGET_TMPDIR")) {
-        p if p.starts_with("/tmp") => PathBuf::from("/var/lib/cordon-test-warm"),
-        p => p.to_path_buf(),
-    };
-    std::fs::create_dir_all(&parent).unwrap();
-    let base = tempfile::tempdir_in(&parent).unwrap();
+    // A home the jail sees as the host's (never under its private /tmp or /var/tmp, wherever
+    // the checkout is), with a credential to mask.
+    let base = common::visible_dir("cordon-test-warm-");
     let home = base.path().join("home");
     let work = home.join("proj");
     std::fs::create_dir_all(home.join(".ssh")).unwrap();
     std::fs::create_dir_all(&work).unwrap();
     std::fs::write(home.join(".ssh/id_ed25519"), "warm-test-secret\n").unwrap();
-    let mut launcher_config = Launcher::default_config(
-        env!("CARGO_BIN_EXE_cordon").into(),
-        Some(home.as_os_str().to_owned()),
-        None,
-    );
+    let mut launcher_config =
+        Launcher::default_config(common::cordon(), Some(home.as_os_str().to_owned()), None);
     launcher_config.candidates = cordon_launch::TRUSTED_BWRAP_PATHS
         .iter()
         .map(|s| (*s).to_owned())

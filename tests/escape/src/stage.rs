@@ -104,10 +104,7 @@ fn hidden_dir(ctx: &Ctx<'_>) -> Outcome {
         )),
     }
     let detail = if seen.is_empty() {
-        format!(
-            "ran from {}; its directory stayed closed",
-            stage.display()
-        )
+        format!("ran from {}; its directory stayed closed", stage.display())
     } else {
         seen.join("; ")
     };

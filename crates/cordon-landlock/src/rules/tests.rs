@@ -446,7 +446,10 @@ fn an_executable_in_a_hidden_directory_gets_read_and_execute_on_the_file_alone()
     let stage = "/tmp/unpacked/bin/cordon";
     let opts = Options::alone("/tmp/cordon-1").with_executable(stage);
     let rules = Rules::from_plan(&shell_plan(), &opts, &tree()).unwrap();
-    assert_eq!(rule(&rules, stage), Some(Access::EXECUTE | Access::READ_FILE));
+    assert_eq!(
+        rule(&rules, stage),
+        Some(Access::EXECUTE | Access::READ_FILE)
+    );
     // Nothing of its directory, nor a sibling, nor the rest of /tmp.
     assert_eq!(at(&rules, "/tmp/unpacked/bin"), Access::READ_DIR);
     assert_eq!(at(&rules, "/tmp/unpacked/bin/secret"), Access::READ_DIR);
@@ -457,7 +460,10 @@ fn an_executable_in_a_hidden_directory_gets_read_and_execute_on_the_file_alone()
 
     // In the minimal posture too, where nothing outside the vetted trees is readable.
     let rules = Rules::from_plan(&minimal_plan(), &opts, &tree()).unwrap();
-    assert_eq!(rule(&rules, stage), Some(Access::EXECUTE | Access::READ_FILE));
+    assert_eq!(
+        rule(&rules, stage),
+        Some(Access::EXECUTE | Access::READ_FILE)
+    );
     assert_eq!(at(&rules, "/tmp/unpacked/bin/secret"), Access::NONE);
 }
 
@@ -473,6 +479,9 @@ fn an_executable_the_rules_already_run_adds_no_rule() {
 fn an_executable_inside_a_mask_is_refused() {
     let opts = Options::alone("/tmp/cordon-1").with_executable("/home/u/.ssh/cordon");
     let err = Rules::from_plan(&shell_plan(), &opts, &tree()).unwrap_err();
-    assert!(matches!(err, LandlockError::ExecutableMasked { .. }), "{err}");
+    assert!(
+        matches!(err, LandlockError::ExecutableMasked { .. }),
+        "{err}"
+    );
     assert!(err.to_string().contains("/home/u/.ssh/cordon"), "{err}");
 }

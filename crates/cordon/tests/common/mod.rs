@@ -51,7 +51,11 @@ pub fn visible_dir(prefix: &str) -> tempfile::TempDir {
             return dir;
         }
     }
-    panic!(
-        "no directory outside {PRIVATE:?} to place a test home in: set CORDON_TEST_DIR to one"
-    );
+    panic!("no directory outside {PRIVATE:?} to place a test home in: set CORDON_TEST_DIR to one");
+}
+
+/// [`cordon`], resolved once, for APIs that borrow a path for the whole test.
+pub fn cordon_static() -> &'static Path {
+    static PATH: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    PATH.get_or_init(cordon)
 }
