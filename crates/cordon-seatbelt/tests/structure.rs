@@ -483,3 +483,35 @@ fn refusals_name_the_value() {
     .unwrap_err();
     assert!(err.to_string().contains("alternation"), "{err}");
 }
+
+#[test]
+fn a_stage_under_a_hidden_temporary_directory_is_readable_alone() {
+    // cordon unpacked under /tmp: the profile lets the sandbox read (and so execute) that one
+    // file, in both postures, and nothing else of its directory.
+    let stage = "/private/tmp/unpacked/bin/cordon";
+    let host = mac_host().dir("/private/tmp/unpacked/bin");
+    for posture in [Posture::Host, Posture::Minimal] {
+        let plan = plan_at(&policy(Profile::Shell, posture), &host, MAC_WORKSPACE);
+        let exec = build_with(
+            &plan,
+            &host,
+            MAC_TMPDIR,
+            &SeatbeltExtras::default(),
+            Some(stage),
+        );
+        let j = Judge::new(&exec);
+        assert!(j.allows("file-read-data", stage), "{posture}");
+        assert!(j.allows("process-exec", stage), "{posture}");
+        assert!(j.allows("file-map-executable", stage), "{posture}");
+        assert!(
+            !j.allows("file-read-data", "/private/tmp/unpacked/bin/sibling"),
+            "{posture}"
+        );
+        assert!(
+            !j.allows("file-read-data", "/private/tmp/unpacked/bin/cordon-other"),
+            "{posture}"
+        );
+        assert!(!j.allows("file-write-data", stage), "{posture}");
+        assert!(!j.allows("file-write-unlink", stage), "{posture}");
+    }
+}
