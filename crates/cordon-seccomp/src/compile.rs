@@ -312,6 +312,8 @@ fn seccomp_condition(arch: Arch, rule: &Rule) -> Result<Option<SeccompRule>, Sec
         // The low 32 bits only: ioctl(2)'s request is an unsigned int, so the kernel drops the
         // high bits a caller might set to slip past a 64-bit comparison.
         Condition::ArgLow32Equals { arg, value, .. } => (arg, SeccompCmpOp::Eq, value),
+        // pid_t and id_t are 32-bit: the kernel reads only the low half.
+        Condition::ArgLow32NotEquals { arg, value, .. } => (arg, SeccompCmpOp::Ne, value),
         other => {
             return Err(SeccompError::UnsupportedRule {
                 arch,

@@ -66,6 +66,16 @@ pub enum Condition {
         /// The value's constant name.
         name: &'static str,
     },
+    /// Argument `arg`, low 32 bits, differs from `value`: the call names something other than
+    /// the caller (several such rows of one call refuse it when any of them matches).
+    ArgLow32NotEquals {
+        /// Argument index, 0-based.
+        arg: u8,
+        /// The only value let through.
+        value: u32,
+        /// The value's meaning.
+        name: &'static str,
+    },
     /// No earlier row matched: the filter's default.
     Otherwise,
 }
@@ -85,6 +95,9 @@ impl fmt::Display for Condition {
             }
             Condition::ArgLow32Equals { arg, value, name } => {
                 write!(f, "arg{arg} == {name} ({value:#x}), low 32 bits")
+            }
+            Condition::ArgLow32NotEquals { arg, value, name } => {
+                write!(f, "arg{arg} != {name} ({value:#x}), low 32 bits")
             }
             Condition::Otherwise => f.write_str("no rule above matched"),
         }
@@ -154,6 +167,22 @@ const fn ioctl_request(value: u32, name: &'static str, why: &'static str) -> Den
         why,
     }
 }
+
+/// Refuses `syscall` when argument `arg` is not `value` (the caller itself).
+const fn unless_self(syscall: &'static str, arg: u8, value: u32, name: &'static str) -> Denial {
+    Denial {
+        syscall,
+        condition: Condition::ArgLow32NotEquals { arg, value, name },
+        action: Action::Eperm,
+        why: OTHER_PROCESSES,
+    }
+}
+
+const OTHER_PROCESSES: &str = "no PID namespace holds the jail: host processes of the same user \
+     are addressable by pid, and neither Landlock nor the signal scope covers their resource \
+     limits, priority, scheduling or CPU affinity; only the caller itself (0) may be named, so a \
+     thread naming itself by its own id is refused too (EPERM, which callers such as \
+     pthread_setaffinity_np report and go on)";
 
 const S_ISUID: u32 = 0o4000;
 const S_ISGID: u32 = 0o2000;
@@ -337,7 +366,7 @@ const SOCKET_DENIAL: Denial = eperm(
 
 /// Without bubblewrap's namespaces (the Landlock backend): what the PID and IPC namespaces would
 /// have held.
-const NO_NAMESPACE_DENIALS: [Denial; 19] = [
+const NO_NAMESPACE_DENIALS: [Denial; 28] = [
     eperm(
         "setsid",
         "no PID namespace holds the jail: a new session would leave the process group that the \
@@ -364,6 +393,15 @@ const NO_NAMESPACE_DENIALS: [Denial; 19] = [
     eperm("mq_timedreceive", POSIX_MQ),
     eperm("mq_notify", POSIX_MQ),
     eperm("mq_getsetattr", POSIX_MQ),
+    unless_self("prlimit64", 0, 0, "0: the caller"),
+    unless_self("setpriority", 0, 0, "PRIO_PROCESS"),
+    unless_self("setpriority", 1, 0, "0: the caller"),
+    unless_self("sched_setaffinity", 0, 0, "0: the caller"),
+    unless_self("sched_setscheduler", 0, 0, "0: the caller"),
+    unless_self("sched_setparam", 0, 0, "0: the caller"),
+    unless_self("sched_setattr", 0, 0, "0: the caller"),
+    unless_self("ioprio_set", 0, 1, "IOPRIO_WHO_PROCESS"),
+    unless_self("ioprio_set", 1, 0, "0: the caller"),
 ];
 
 const SYSV_IPC: &str = "no IPC namespace holds the jail: System V objects are the host's, found by \
@@ -451,7 +489,20 @@ mod tests {
         assert!(!has(plain, "setsid") && !has(plain, "setpgid"));
         let alone = plain.without_pid_namespace();
         for name in [
-            "setsid", "setpgid", "shmget", "shmat", "msgget", "semget", "mq_open",
+            "setsid",
+            "setpgid",
+            "shmget",
+            "shmat",
+            "msgget",
+            "semget",
+            "mq_open",
+            "prlimit64",
+            "setpriority",
+            "sched_setaffinity",
+            "sched_setscheduler",
+            "sched_setparam",
+            "sched_setattr",
+            "ioprio_set",
         ] {
             assert!(has(alone, name), "{name}");
             assert!(!has(plain, name), "{name}");

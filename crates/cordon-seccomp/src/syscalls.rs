@@ -45,6 +45,14 @@ const TABLE: &[(&str, Option<u32>, Option<u32>)] = &[
     // Sessions and process groups (the Landlock backend's filter).
     ("setsid", Some(112), Some(157)),
     ("setpgid", Some(109), Some(154)),
+    // Other processes' limits, priority and scheduling (the Landlock backend's filter).
+    ("prlimit64", Some(302), Some(261)),
+    ("setpriority", Some(141), Some(140)),
+    ("sched_setaffinity", Some(203), Some(122)),
+    ("sched_setscheduler", Some(144), Some(119)),
+    ("sched_setparam", Some(142), Some(118)),
+    ("sched_setattr", Some(314), Some(274)),
+    ("ioprio_set", Some(251), Some(30)),
     // System V IPC and POSIX message queues (the Landlock backend's filter).
     ("shmget", Some(29), Some(194)),
     ("shmat", Some(30), Some(196)),
@@ -200,6 +208,13 @@ mod tests {
             ("mq_timedreceive", libc::SYS_mq_timedreceive),
             ("mq_notify", libc::SYS_mq_notify),
             ("mq_getsetattr", libc::SYS_mq_getsetattr),
+            ("prlimit64", libc::SYS_prlimit64),
+            ("setpriority", libc::SYS_setpriority),
+            ("sched_setaffinity", libc::SYS_sched_setaffinity),
+            ("sched_setscheduler", libc::SYS_sched_setscheduler),
+            ("sched_setparam", libc::SYS_sched_setparam),
+            ("sched_setattr", libc::SYS_sched_setattr),
+            ("ioprio_set", libc::SYS_ioprio_set),
             ("init_module", libc::SYS_init_module),
             ("finit_module", libc::SYS_finit_module),
             ("delete_module", libc::SYS_delete_module),

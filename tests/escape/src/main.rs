@@ -35,6 +35,7 @@ mod harness;
 mod input;
 mod kernel;
 mod matrix;
+mod neighbours;
 mod network;
 mod processes;
 mod protected;
@@ -173,6 +174,7 @@ pub fn all_cases() -> Vec<Case> {
     cases.extend(creds::cases());
     cases.extend(env::cases());
     cases.extend(processes::cases());
+    cases.extend(neighbours::cases());
     cases.extend(network::cases());
     cases.extend(kernel::cases());
     cases.extend(descriptors::cases());

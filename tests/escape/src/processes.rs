@@ -56,7 +56,7 @@ pub fn cases() -> Vec<Case> {
 }
 
 /// A `sleep` running on the host as the column's user, killed on drop.
-struct Victim(Child);
+pub(crate) struct Victim(Child);
 
 impl Victim {
     fn start(ctx: &Ctx<'_>) -> Result<Victim, String> {
@@ -70,7 +70,7 @@ impl Victim {
             .map_err(|e| format!("cannot start the host victim: {e}"))
     }
 
-    fn pid(&self) -> u32 {
+    pub(crate) fn pid(&self) -> u32 {
         self.0.id()
     }
 
@@ -95,7 +95,7 @@ impl Drop for Victim {
     }
 }
 
-fn with_victim(ctx: &Ctx<'_>, f: impl FnOnce(&mut Victim) -> Outcome) -> Outcome {
+pub(crate) fn with_victim(ctx: &Ctx<'_>, f: impl FnOnce(&mut Victim) -> Outcome) -> Outcome {
     match Victim::start(ctx) {
         Ok(mut v) => {
             // Let setpriv exec sleep before its pid is used.

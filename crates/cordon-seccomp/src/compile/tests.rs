@@ -212,6 +212,9 @@ fn table_verdict(table: &[Rule], arch: Arch, data: &Data) -> u32 {
             (Condition::ArgLow32Equals { arg, value, .. }, _) => {
                 data.args[usize::from(arg)] as u32 == value
             }
+            (Condition::ArgLow32NotEquals { arg, value, .. }, _) => {
+                data.args[usize::from(arg)] as u32 != value
+            }
         };
         if applies {
             return seccomp_ret(rule.action);
@@ -232,6 +235,16 @@ fn every_row_is_what_the_program_does() {
                 Condition::ArgFlagSet { arg, flag, .. } => args[usize::from(arg)] = flag.into(),
                 Condition::ArgLow32Equals { arg, value, .. } => {
                     args[usize::from(arg)] = value.into();
+                }
+                // Every argument the call's rows let through, except this row's: it alone
+                // decides. (A row of `ioprio_set` lets 1 through on arg0 and 0 on arg1.)
+                Condition::ArgLow32NotEquals { arg, value, .. } => {
+                    for other in table.iter().filter(|r| r.syscall == rule.syscall) {
+                        if let Condition::ArgLow32NotEquals { arg, value, .. } = other.condition {
+                            args[usize::from(arg)] = value.into();
+                        }
+                    }
+                    args[usize::from(arg)] = u64::from(value) + 1;
                 }
                 _ => {}
             }
