@@ -78,6 +78,13 @@ pub const FEATURE_USES: &[FeatureUse] = &[
               the seccomp filter still refuses unshare, setns and clone with namespace flags",
     },
     FeatureUse {
+        flag: "--size",
+        need: Need::BestEffort,
+        why: "each private tmpfs (/tmp, /var/tmp, /run, /dev/shm) is bounded by limits.tmp_bytes; \
+              without it each may take half of the machine's memory (the memory control group, \
+              where there is one, still bounds the whole jail)",
+    },
+    FeatureUse {
         flag: "--unshare-cgroup-try",
         need: Need::BestEffort,
         why: "hides the host's cgroup paths from the jail (information only, no access)",

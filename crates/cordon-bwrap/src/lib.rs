@@ -362,7 +362,12 @@ pub fn build(req: &Request<'_>) -> Result<BwrapArgs, BwrapError> {
     steps.push(vec!["--cap-drop".into(), "ALL".into()]);
 
     // Filesystem, in the order documented in `mounts`.
-    steps.extend(proc_sys_read_only(mounts::ordered(plan, req.stage)?, plan));
+    // Private tmpfs are memory: each gets the policy's size where bubblewrap can set one.
+    let tmp_size = plan.limits.tmp_bytes.filter(|_| features.size);
+    steps.extend(proc_sys_read_only(
+        mounts::ordered(plan, req.stage, tmp_size)?,
+        plan,
+    ));
 
     // What runs: where, with which environment, under which filter.
     steps.push(vec!["--chdir".into(), plan.cwd.clone().into()]);

@@ -71,6 +71,9 @@ pub(crate) enum Mount<'a> {
     Private(&'a Path),
     /// `--dev /dev`.
     Dev,
+    /// `--perms 1777 --tmpfs /dev/shm`: a sized private `/dev/shm` (bubblewrap's own is a
+    /// directory of the `/dev` tmpfs, which `--size` cannot bound). Only with a size.
+    SharedMemory,
     /// `--proc /proc`.
     Proc,
     /// `--ro-bind SOURCE DEST`.
@@ -95,6 +98,7 @@ impl<'a> Mount<'a> {
         match *self {
             Mount::HostRoot => Path::new("/"),
             Mount::Dev => Path::new("/dev"),
+            Mount::SharedMemory => Path::new("/dev/shm"),
             Mount::Proc => Path::new("/proc"),
             Mount::Stage(_) => Path::new(STAGE_PATH),
             Mount::Private(p)
@@ -109,7 +113,11 @@ impl<'a> Mount<'a> {
 
     pub(crate) fn rank(&self) -> Rank {
         match self {
-            Mount::HostRoot | Mount::Private(_) | Mount::Dev | Mount::Proc => Rank::Fresh,
+            Mount::HostRoot
+            | Mount::Private(_)
+            | Mount::Dev
+            | Mount::SharedMemory
+            | Mount::Proc => Rank::Fresh,
             Mount::ReadOnly { .. } | Mount::Symlink { .. } => Rank::ReadOnly,
             Mount::Writable(_) => Rank::Writable,
             Mount::Protected(_) => Rank::Protected,
@@ -127,7 +135,7 @@ impl<'a> Mount<'a> {
         let dest = self.dest().as_os_str();
         match *self {
             Mount::HostRoot => step("--ro-bind", &[dest, dest]),
-            Mount::Private(_) => step("--tmpfs", &[dest]),
+            Mount::Private(_) | Mount::SharedMemory => step("--tmpfs", &[dest]),
             Mount::Dev => step("--dev", &[dest]),
             Mount::Proc => step("--proc", &[dest]),
             Mount::ReadOnly { source, .. } | Mount::Stage(source) => {
@@ -144,6 +152,20 @@ impl<'a> Mount<'a> {
             .concat(),
             Mount::MaskFile(_) => step("--ro-bind", &[OsStr::new("/dev/null"), dest]),
         }
+    }
+
+    /// The modifiers bubblewrap applies to the next tmpfs, each its own step so that every
+    /// mount step still starts with its mount option: the size of a private tmpfs, and the
+    /// mode of the shared-memory one.
+    fn modifiers(&self, tmp_size: Option<u64>) -> Vec<Vec<OsString>> {
+        let mut out = Vec::new();
+        if matches!(self, Mount::SharedMemory) {
+            out.push(step("--perms", &[OsStr::new("1777")]));
+        }
+        if let (Some(size), Mount::Private(_) | Mount::SharedMemory) = (tmp_size, self) {
+            out.push(vec!["--size".into(), size.to_string().into()]);
+        }
+        out
     }
 
     fn describe(&self) -> String {
@@ -181,11 +203,17 @@ fn sort_key<'a>(m: &Mount<'a>) -> SortKey<'a> {
 
 /// The plan's filesystem (and the stage, when given) as ordered mount operations, followed by
 /// the minimal posture's seal. Paths must have been checked by [`check_paths`].
+///
+/// With `tmp_size`, every private tmpfs (and a private `/dev/shm`) gets that size.
 pub(crate) fn ordered<'a>(
     plan: &'a Plan,
     stage: Option<&'a Path>,
+    tmp_size: Option<u64>,
 ) -> Result<Vec<Vec<OsString>>, BwrapError> {
     let mut mounts = plan_mounts(plan);
+    if tmp_size.is_some() {
+        mounts.push(Mount::SharedMemory);
+    }
     if let Some(m) = mounts.iter().find(|m| m.dest().starts_with(STAGE_DIR)) {
         return Err(BwrapError::ReservedPath {
             path: DisplayPath(m.dest().to_path_buf()).to_string(),
@@ -217,7 +245,11 @@ pub(crate) fn ordered<'a>(
         check_stage_parent(plan.posture, &kept)?;
     }
 
-    let mut steps: Vec<Vec<OsString>> = kept.iter().map(Mount::args).collect();
+    let mut steps: Vec<Vec<OsString>> = Vec::with_capacity(kept.len() + 8);
+    for m in &kept {
+        steps.extend(m.modifiers(tmp_size));
+        steps.push(m.args());
+    }
     if plan.posture == Posture::Minimal {
         steps.push(vec!["--remount-ro".into(), "/".into()]);
     }

@@ -48,7 +48,7 @@ fn bubblewrap_before_0_5_does_not_enforce() {
     let f = fixture("bwrap-0.4.1-version.txt", "bwrap-0.4.1-trimmed-help.txt");
     assert_eq!(f.version, Some((0, 4, 1)));
     assert_eq!(f.missing_required(), ["--clearenv", "--perms"]);
-    assert_eq!(f.degradations(), ["--disable-userns"]);
+    assert_eq!(f.degradations(), ["--disable-userns", "--size"]);
 }
 
 #[test]
@@ -86,6 +86,6 @@ fn the_required_set_is_the_documented_one() {
     );
     assert_eq!(
         of(Need::BestEffort),
-        ["--disable-userns", "--unshare-cgroup-try"]
+        ["--disable-userns", "--size", "--unshare-cgroup-try"]
     );
 }

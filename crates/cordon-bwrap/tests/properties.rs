@@ -273,6 +273,16 @@ fn expected_mounts(case: &Case) -> Vec<Step> {
     for p in &plan.private_dirs {
         tagged.push((1, p.clone(), vec![step("--tmpfs", &[p.as_os_str()])]));
     }
+    // A size for the private tmpfs brings a sized private /dev/shm (common::features has
+    // `--size`).
+    if plan.limits.tmp_bytes.is_some() {
+        let shm: &std::ffi::OsStr = "/dev/shm".as_ref();
+        tagged.push((
+            1,
+            shm.into(),
+            vec![step("--perms", &["1777".as_ref()]), step("--tmpfs", &[shm])],
+        ));
+    }
     for b in &plan.read_only {
         let s = step("--ro-bind", &[b.source.as_os_str(), b.dest.as_os_str()]);
         tagged.push((2, b.dest.clone(), vec![s]));
@@ -374,6 +384,20 @@ proptest! {
         }
         mounts.sort();
         prop_assert_eq!(mounts, expected_mounts(&case));
+        // Every private tmpfs (each `--tmpfs` that is not a mask) is sized by the policy.
+        let size = case.plan.limits.tmp_bytes.map(|b| OsString::from(b.to_string()));
+        for (i, s) in steps.iter().enumerate() {
+            if s.flag == "--tmpfs" && !is_mask_at(&steps, i) {
+                let before = i.checked_sub(1).map(|j| &steps[j]);
+                match &size {
+                    Some(n) => prop_assert!(
+                        before.is_some_and(|b| b.flag == "--size" && &b.operands[0] == n),
+                        "{:?} is not sized", s
+                    ),
+                    None => prop_assert!(before.is_none_or(|b| b.flag != "--size")),
+                }
+            }
+        }
         prop_assert_eq!(seal, usize::from(case.plan.posture == Posture::Minimal));
 
         // The process part.

@@ -96,6 +96,8 @@ mod violations;
 mod weaken;
 
 #[cfg(linux_backends)]
+mod memory;
+#[cfg(linux_backends)]
 mod pids;
 
 pub use backend::seatbelt::{SeatbeltBackend, SeatbeltConfig};
@@ -128,3 +130,16 @@ pub use sys::prepare_child;
 pub use violations::{Violation, ViolationKind};
 #[cfg(all(feature = "mutants", debug_assertions))]
 pub use weaken::Weakening;
+
+/// Where the jail's memory group would be made for this user (the launcher's own memory
+/// control group), or why none can be (`cordon doctor` reports it).
+pub fn memory_group() -> Result<std::path::PathBuf, String> {
+    #[cfg(linux_backends)]
+    {
+        memory::locate().map(|g| g.parent)
+    }
+    #[cfg(not(linux_backends))]
+    {
+        Err("this build has no Linux backend, so no memory control group".into())
+    }
+}

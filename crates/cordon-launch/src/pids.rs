@@ -73,7 +73,7 @@ pub(crate) fn confine(
 }
 
 /// Removes the empty groups of launchers that died without cleaning up (killed by a signal).
-fn remove_stale(base: &Path) {
+pub(crate) fn remove_stale(base: &Path) {
     let Ok(entries) = std::fs::read_dir(base) else {
         return;
     };

@@ -98,6 +98,10 @@ pub struct LimitsSection {
     pub timeout_secs: Option<u64>,
     /// Output cap per stream, bytes.
     pub output_cap_bytes: Option<u64>,
+    /// Size of each private temporary filesystem, bytes.
+    pub tmp_bytes: Option<u64>,
+    /// Memory of the whole jail, bytes.
+    pub memory_bytes: Option<u64>,
 }
 
 /// `[backend]`.
@@ -216,6 +220,8 @@ const KNOWN: &[(&str, &[&str])] = &[
             "address_space_bytes",
             "timeout_secs",
             "output_cap_bytes",
+            "tmp_bytes",
+            "memory_bytes",
         ],
     ),
     ("backend", &["unavailable"]),
@@ -450,7 +456,7 @@ fn apply_limits(
     tighten_only: bool,
 ) -> Result<(), PolicyError> {
     let section = &layer.config.limits;
-    let fields: [(&str, Option<u64>); 7] = [
+    let fields: [(&str, Option<u64>); 9] = [
         ("cpu_secs", section.cpu_secs),
         ("file_size_bytes", section.file_size_bytes),
         ("open_files", section.open_files),
@@ -458,6 +464,8 @@ fn apply_limits(
         ("address_space_bytes", section.address_space_bytes),
         ("timeout_secs", section.timeout_secs),
         ("output_cap_bytes", section.output_cap_bytes),
+        ("tmp_bytes", section.tmp_bytes),
+        ("memory_bytes", section.memory_bytes),
     ];
     for (key, value) in fields {
         let Some(value) = value else { continue };
@@ -466,6 +474,16 @@ fn apply_limits(
                 file: layer.file.clone(),
                 key: format!("limits.{key}"),
                 why: "a timeout of 0 seconds would kill every command at once".into(),
+            });
+        }
+        if let Some((floor, what)) = LIMIT_FLOORS
+            .iter()
+            .find_map(|(k, floor, what)| (*k == key && value < *floor).then_some((*floor, *what)))
+        {
+            return Err(PolicyError::InvalidValue {
+                file: layer.file.clone(),
+                key: format!("limits.{key}"),
+                why: format!("{value} is below {floor} bytes, too small for {what}"),
             });
         }
         let limits = *builder.current().limits();
@@ -481,6 +499,20 @@ fn apply_limits(
     Ok(())
 }
 
+/// The smallest value a limit takes, with why: below it no command could start.
+const LIMIT_FLOORS: &[(&str, u64, &str)] = &[
+    (
+        "tmp_bytes",
+        1 << 20,
+        "a temporary directory (at least 1 MiB)",
+    ),
+    (
+        "memory_bytes",
+        64 << 20,
+        "the jail's own start-up (at least 64 MiB)",
+    ),
+];
+
 /// The current value of a limit by its configuration key; `None` means unlimited.
 fn limit_value(limits: &Limits, key: &str) -> Option<u64> {
     match key {
@@ -491,6 +523,8 @@ fn limit_value(limits: &Limits, key: &str) -> Option<u64> {
         "address_space_bytes" => limits.address_space_bytes,
         "timeout_secs" => limits.timeout_secs,
         "output_cap_bytes" => Some(limits.output_cap_bytes),
+        "tmp_bytes" => limits.tmp_bytes,
+        "memory_bytes" => limits.memory_bytes,
         _ => None,
     }
 }
@@ -504,6 +538,8 @@ fn with_limit(mut limits: Limits, key: &str, value: u64) -> Limits {
         "address_space_bytes" => limits.address_space_bytes = Some(value),
         "timeout_secs" => limits.timeout_secs = Some(value),
         "output_cap_bytes" => limits.output_cap_bytes = value,
+        "tmp_bytes" => limits.tmp_bytes = Some(value),
+        "memory_bytes" => limits.memory_bytes = Some(value),
         _ => {}
     }
     limits

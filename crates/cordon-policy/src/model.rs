@@ -50,6 +50,13 @@ pub struct Limits {
     pub address_space_bytes: Option<u64>,
     /// Wall-clock timeout in seconds; the whole process tree is killed when it passes.
     pub timeout_secs: Option<u64>,
+    /// Size of each private temporary filesystem of the jail, in bytes (`/tmp`, `/var/tmp`,
+    /// `/run`, `/dev/shm` under bubblewrap): they are memory, and unsized each could take half
+    /// of the machine's.
+    pub tmp_bytes: Option<u64>,
+    /// Memory of the whole jail, in bytes, its private temporary files included: a memory
+    /// control group where the host lets cordon make one (root), see docs/limits.md.
+    pub memory_bytes: Option<u64>,
     /// Bytes of stdout and of stderr kept in memory, each; the rest is dropped and flagged.
     pub output_cap_bytes: u64,
 }
@@ -69,6 +76,8 @@ impl Limits {
             && le(self.open_files, other.open_files)
             && le(self.processes, other.processes)
             && le(self.address_space_bytes, other.address_space_bytes)
+            && le(self.tmp_bytes, other.tmp_bytes)
+            && le(self.memory_bytes, other.memory_bytes)
             && le(self.timeout_secs, other.timeout_secs)
             && self.output_cap_bytes <= other.output_cap_bytes
     }

@@ -103,6 +103,8 @@ impl Profile {
             address_space_bytes: None,
             timeout_secs: Some(600),
             output_cap_bytes: 4 * MIB,
+            tmp_bytes: Some(GIB),
+            memory_bytes: Some(8 * GIB),
         };
         let (posture, network, limits, git_admin_writable) = match self {
             Profile::Shell => (Posture::Host, Network::Denied, shell, false),
@@ -159,6 +161,8 @@ impl Profile {
                     address_space_bytes: Some(4 * GIB),
                     timeout_secs: Some(120),
                     output_cap_bytes: 16 * MIB,
+                    tmp_bytes: Some(256 * MIB),
+                    memory_bytes: Some(2 * GIB),
                 },
                 false,
             ),
@@ -172,6 +176,8 @@ impl Profile {
                     address_space_bytes: Some(8 * GIB),
                     timeout_secs: None,
                     output_cap_bytes: 64 * MIB,
+                    tmp_bytes: Some(256 * MIB),
+                    memory_bytes: Some(4 * GIB),
                     ..shell
                 },
                 false,

@@ -25,6 +25,8 @@ struct Doctor {
     user_namespaces: BTreeMap<&'static str, String>,
     profile: String,
     limits: BTreeMap<&'static str, String>,
+    /// What bounds the jail's memory and its private temporary filesystems here.
+    resources: BTreeMap<&'static str, String>,
     counts: Counts,
     /// The session preparation's walk of the writable roots (Launcher::prepare).
     preparation: Option<cordon_launch::PreparationReport>,
@@ -106,17 +108,50 @@ pub fn run(args: &DoctorArgs, out: &mut dyn Write) -> Result<bool, CliError> {
             .map_or_else(|_| "absent".to_owned(), |v| v.trim().to_owned());
         userns.insert(name, value);
     }
+    let limits = effective.policy.limits();
+    let mut resources = BTreeMap::new();
+    resources.insert(
+        "memory",
+        match (limits.memory_bytes, cordon_launch::memory_group()) {
+            (None, _) => "not bounded: limits.memory_bytes is unset".to_owned(),
+            (Some(n), Ok(parent)) => format!(
+                "{n} bytes for the whole jail (limits.memory_bytes), in a memory control group made in {}",
+                parent.display()
+            ),
+            (Some(_), Err(why)) => format!(
+                "NOT bounded for this user: {why}; only the private tmpfs sizes bound it"
+            ),
+        },
+    );
+    let reports = launcher.reports();
+    let sized = reports
+        .iter()
+        .find(|b| b.name == "bubblewrap")
+        .is_some_and(|b| {
+            b.unusable.is_none() && !b.degradations.iter().any(|d| d.contains("--size"))
+        });
+    resources.insert(
+        "tmp",
+        match (limits.tmp_bytes, sized) {
+            (Some(n), true) => format!(
+                "each private tmpfs of a bubblewrap jail (/tmp, /var/tmp, /run, /dev/shm) holds at most {n} bytes (limits.tmp_bytes); the Landlock backend's TMPDIR is on disk"
+            ),
+            (Some(_), false) => "NOT sized: bubblewrap cannot set a tmpfs size (--size) or is unusable".to_owned(),
+            (None, _) => "not sized: limits.tmp_bytes is unset".to_owned(),
+        },
+    );
     let report = Doctor {
         enforcing: backend.is_some(),
         backend: backend.map(|b| b.name().to_owned()),
         probes,
-        backends: launcher.reports(),
+        backends: reports,
         stage,
         seccomp_filter_version: cordon_seccomp::FILTER_VERSION,
         seccomp_arch: cordon_seccomp::Arch::host().ok().map(|a| a.to_string()),
         user_namespaces: userns,
         profile: effective.policy.profile().to_string(),
-        limits: limit_rows(effective.policy.limits()).into_iter().collect(),
+        limits: limit_rows(limits).into_iter().collect(),
+        resources,
         counts,
         preparation,
         plan_error,
@@ -186,6 +221,9 @@ fn print_text(r: &Doctor, out: &mut dyn Write) -> Result<(), CliError> {
     writeln!(out, "profile   {}", r.profile)?;
     for (k, v) in &r.limits {
         writeln!(out, "limit     {k} = {v}")?;
+    }
+    for (k, v) in &r.resources {
+        writeln!(out, "bound     {k}: {v}")?;
     }
     let c = &r.counts;
     writeln!(

@@ -132,6 +132,8 @@ pub fn limit_rows(limits: &Limits) -> Vec<(&'static str, String)> {
         ("open_files", show(limits.open_files)),
         ("processes", show(limits.processes)),
         ("address_space_bytes", show(limits.address_space_bytes)),
+        ("tmp_bytes", show(limits.tmp_bytes)),
+        ("memory_bytes", show(limits.memory_bytes)),
         ("timeout_secs", show(limits.timeout_secs)),
         ("output_cap_bytes", limits.output_cap_bytes.to_string()),
     ]

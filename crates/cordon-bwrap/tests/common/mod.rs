@@ -113,8 +113,8 @@ pub fn read_options(options: &[OsString]) -> Vec<Step> {
             | "--unshare-cgroup-try"
             | "--unshare-net"
             | "--clearenv" => 0,
-            "--cap-drop" | "--chdir" | "--seccomp" | "--perms" | "--tmpfs" | "--dev" | "--proc"
-            | "--remount-ro" => 1,
+            "--cap-drop" | "--chdir" | "--seccomp" | "--perms" | "--size" | "--tmpfs" | "--dev"
+            | "--proc" | "--remount-ro" => 1,
             "--setenv" | "--ro-bind" | "--ro-bind-try" | "--bind" | "--symlink" => 2,
             other => panic!("unexpected option {other:?} at position {i} in {options:?}"),
         };

@@ -370,6 +370,19 @@ impl Launcher {
         )
         .err()
         .map(|why| format!("the process limit is not enforced for root: {why}"));
+        // The whole jail's memory, private temporary files included (memory.rs). Said in the
+        // result for root, who always can; an unprivileged user's host says so in `doctor`.
+        #[cfg(not(linux_backends))]
+        let memory_warning: Option<String> = None;
+        #[cfg(linux_backends)]
+        let memory_warning = crate::memory::confine(
+            &mut prepared.command,
+            req.plan.limits.memory_bytes,
+            &mut cleanup,
+        )
+        .err()
+        .filter(|_| rustix::process::geteuid().is_root())
+        .map(|why| format!("the memory limit is not enforced: {why}"));
         // Known to the session reaper before it exists (leftovers.rs): the self-check's path is
         // in the jail's command line until the payload runs.
         cleanup.mark_jail(check.outside.as_os_str().as_bytes());
@@ -390,6 +403,7 @@ impl Launcher {
         let warnings = requested_but_dropped(&env)
             .into_iter()
             .chain(pids_warning)
+            .chain(memory_warning)
             .collect();
         let rules_channel = rules_channel.filter(|_| check.landlock_fd.is_some());
         let jail = Jail {
