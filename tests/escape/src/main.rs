@@ -27,6 +27,7 @@
 //! at least one case ESCAPED.
 
 mod backend;
+mod bounds;
 mod columns;
 mod creds;
 mod descriptors;
@@ -179,6 +180,7 @@ pub fn all_cases() -> Vec<Case> {
     cases.extend(kernel::cases());
     cases.extend(descriptors::cases());
     cases.extend(resources::cases());
+    cases.extend(bounds::cases());
     cases.extend(input::cases());
     cases.extend(backend::cases());
     cases.extend(stage::cases());
