@@ -176,8 +176,8 @@ pub use codec::{FORMAT_VERSION, MAGIC};
 pub use error::LandlockError;
 pub use lister::{DirEntry, FakeLister, FsLister, Lister};
 pub use rules::{
-    DEFAULT_DEVICES, MASK_ANCESTOR, Options, PROTECTED_ANCESTOR, PathRule, Placement,
-    ProtectedPaths, Rules,
+    DEFAULT_DEVICES, MASK_ANCESTOR, Options, PRIVATE_TERMINALS, PROTECTED_ANCESTOR, PathRule,
+    Placement, ProtectedPaths, Rules,
 };
 #[cfg(target_os = "linux")]
 pub use ruleset::{Report, Ruleset, SkipReason, SkippedRule};

@@ -27,6 +27,12 @@ pub const DEFAULT_DEVICES: &[&str] = &[
     "/dev/tty",
 ];
 
+/// Pseudo-terminals, inside bubblewrap only: its `--dev` mounts a devpts instance of the jail's
+/// own, so a terminal opened there (`openpty`, `script`, Python's `pty`) is the jail's, and the
+/// caller's terminals are not in it. Without bubblewrap these are the host's, whose other
+/// terminals a command could write into: never granted there.
+pub const PRIVATE_TERMINALS: &[&str] = &["/dev/ptmx", "/dev/pts"];
+
 /// The rights a directory on the way to a masked path keeps: listing. Its entries are granted
 /// one by one; reading and executing files directly in it would reach the masked path too.
 pub const MASK_ANCESTOR: Access = Access::READ_DIR;
@@ -100,13 +106,17 @@ impl Options {
     /// Rules for the stage inside bubblewrap. Protected paths are left to bubblewrap's read-only
     /// binds: granting them piecewise here would also take away what bubblewrap allows — creating
     /// files in the workspace root and in `.git` (so `git add` and `git commit` would fail).
-    /// bubblewrap's private `/dev/shm` is writable (POSIX semaphores and shared memory).
+    /// bubblewrap's private `/dev/shm` is writable (POSIX semaphores and shared memory), and its
+    /// private terminals usable ([`PRIVATE_TERMINALS`]).
     pub fn inside_bubblewrap() -> Options {
         Options {
             placement: Placement::InsideBubblewrap,
             protected: ProtectedPaths::LeftToMounts,
             temp_dirs: vec![PathBuf::from("/dev/shm")],
-            devices: default_devices(),
+            devices: default_devices()
+                .into_iter()
+                .chain(PRIVATE_TERMINALS.iter().map(PathBuf::from))
+                .collect(),
             executables: Vec::new(),
         }
     }
@@ -269,7 +279,10 @@ impl Rules {
                 .map(|(path, access)| PathRule { path, access })
                 .collect(),
             must_exist,
-            deny_tcp: plan.network == Network::Denied,
+            // Inside bubblewrap a denied network is a namespace of the jail's own, holding only
+            // `lo`: its loopback is the jail's, for local test servers, and Landlock can grant
+            // TCP only by port, not by address. Alone, the network is the host's: refused.
+            deny_tcp: plan.network == Network::Denied && !inside,
             scope_signals: true,
             scope_abstract_unix: true,
         })

@@ -179,11 +179,35 @@ fn mask_holds(path: &Path, is_dir: bool) -> Result<(), String> {
     Ok(())
 }
 
+/// The network is closed: no UNIX socket (a host socket file stays connectable through a
+/// read-only bind), and an IP socket either cannot be made (the Landlock backend) or lives in a
+/// network namespace whose only interface is `lo` (bubblewrap's), so it reaches nothing but the
+/// jail's own loopback.
 fn socket_refused() -> Result<(), String> {
     use rustix::net::{AddressFamily, SocketType, socket};
-    match socket(AddressFamily::INET, SocketType::DGRAM, None) {
-        Ok(_) => Err("a network socket could be created while the network is denied".into()),
-        Err(_) => Ok(()),
+    if socket(AddressFamily::UNIX, SocketType::STREAM, None).is_ok() {
+        return Err("a UNIX socket could be created while the network is denied".into());
+    }
+    if socket(AddressFamily::INET, SocketType::DGRAM, None).is_err() {
+        return Ok(());
+    }
+    let devices = std::fs::read_to_string("/proc/self/net/dev").map_err(|e| {
+        format!("an IP socket could be created and /proc/self/net/dev cannot be read: {e}")
+    })?;
+    // Two header lines, then `name: counters` per interface.
+    let names: Vec<&str> = devices
+        .lines()
+        .skip(2)
+        .filter_map(|l| l.split(':').next().map(str::trim))
+        .collect();
+    match names.iter().find(|n| **n != "lo") {
+        Some(other) => Err(format!(
+            "an IP socket could be created while the network is denied, and the jail's network has the interface {other}"
+        )),
+        None if names.is_empty() => Err(
+            "an IP socket could be created while the network is denied, and no interface was listed".into(),
+        ),
+        None => Ok(()),
     }
 }
 

@@ -27,7 +27,9 @@ use seccompiler::{
 use crate::bpf::{self, DATA_ARCH, DATA_NR, JA, JEQ_K, JGE_K, LD_W_ABS, RET_K};
 use crate::rules::X32_SYSCALL_BIT;
 use crate::syscalls::{self, Lookup};
-use crate::{Action, Arch, Condition, FILTER_VERSION, FilterSpec, Rule, SeccompError, rule_table};
+use crate::{
+    Action, Arch, CmpOp, Condition, FILTER_VERSION, FilterSpec, Rule, SeccompError, rule_table,
+};
 
 /// A filter ready for `bwrap --seccomp FD`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -302,18 +304,33 @@ fn seccomp_ret(action: Action) -> u32 {
 /// The seccompiler rule for a syscall row's condition; `None` for [`Condition::Always`].
 fn seccomp_condition(arch: Arch, rule: &Rule) -> Result<Option<SeccompRule>, SeccompError> {
     let (syscall, condition) = (rule.syscall, rule.condition);
-    let (arg, op, value) = match condition {
+    let one = |arg: u8, op: SeccompCmpOp, value: u32| (arg, op, value);
+    let cmps: Vec<(u8, SeccompCmpOp, u32)> = match condition {
         Condition::Always => return Ok(None),
         // (arg & flag) == flag on the low 32 bits: the bit is set. Legacy clone(2) reads only the
         // low 32 bits of its flags.
         Condition::ArgFlagSet { arg, flag, .. } => {
-            (arg, SeccompCmpOp::MaskedEq(u64::from(flag)), flag)
+            vec![one(arg, SeccompCmpOp::MaskedEq(u64::from(flag)), flag)]
         }
         // The low 32 bits only: ioctl(2)'s request is an unsigned int, so the kernel drops the
         // high bits a caller might set to slip past a 64-bit comparison.
-        Condition::ArgLow32Equals { arg, value, .. } => (arg, SeccompCmpOp::Eq, value),
+        Condition::ArgLow32Equals { arg, value, .. } => vec![one(arg, SeccompCmpOp::Eq, value)],
         // pid_t and id_t are 32-bit: the kernel reads only the low half.
-        Condition::ArgLow32NotEquals { arg, value, .. } => (arg, SeccompCmpOp::Ne, value),
+        Condition::ArgLow32NotEquals { arg, value, .. } => {
+            vec![one(arg, SeccompCmpOp::Ne, value)]
+        }
+        // socket(2)'s domain, type and protocol are ints: low halves again.
+        Condition::All(list) => list
+            .iter()
+            .map(|c| {
+                let op = match c.op {
+                    CmpOp::Eq => SeccompCmpOp::Eq,
+                    CmpOp::Ne => SeccompCmpOp::Ne,
+                    CmpOp::MaskedEq(mask) => SeccompCmpOp::MaskedEq(u64::from(mask)),
+                };
+                one(c.arg, op, c.value)
+            })
+            .collect(),
         other => {
             return Err(SeccompError::UnsupportedRule {
                 arch,
@@ -328,9 +345,14 @@ fn seccomp_condition(arch: Arch, rule: &Rule) -> Result<Option<SeccompRule>, Sec
         what: format!("rule `{syscall}: {condition}`"),
         source,
     };
-    let condition = SeccompCondition::new(arg, SeccompCmpArgLen::Dword, op, u64::from(value))
-        .map_err(backend)?;
-    SeccompRule::new(vec![condition]).map(Some).map_err(backend)
+    let conditions = cmps
+        .into_iter()
+        .map(|(arg, op, value)| {
+            SeccompCondition::new(arg, SeccompCmpArgLen::Dword, op, u64::from(value))
+                .map_err(backend)
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    SeccompRule::new(conditions).map(Some).map_err(backend)
 }
 
 #[cfg(test)]

@@ -34,7 +34,12 @@
 //! ```
 //! use cordon_seccomp::{Action, Arch, FILTER_VERSION, FilterSpec, compile, rule_table};
 //!
-//! let spec = FilterSpec { arch: Arch::X86_64, deny_sockets: true, keep_process_group: false };
+//! let spec = FilterSpec {
+//!     arch: Arch::X86_64,
+//!     deny_sockets: true,
+//!     own_network_namespace: false,
+//!     keep_process_group: false,
+//! };
 //!
 //! // What bubblewrap reads from the descriptor given to `--seccomp`.
 //! let filter = compile(&spec)?;
@@ -60,19 +65,25 @@ use serde::Serialize;
 pub use arch::Arch;
 pub use compile::{CompiledFilter, compile};
 pub use error::SeccompError;
-pub use rules::{Action, Condition, Rule, rule_table};
+pub use rules::{Action, Cmp, CmpOp, Condition, Rule, rule_table};
 
 /// The version of the filter's meaning. Bump it whenever a rule is added, removed or changed, so
 /// that policy hashes and `cordon doctor` tell old filters from new ones.
-pub const FILTER_VERSION: u32 = 3;
+pub const FILTER_VERSION: u32 = 4;
 
 /// What to build a filter for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 pub struct FilterSpec {
     /// The architecture of the processes the filter will run in.
     pub arch: Arch,
-    /// The network is denied: refuse `socket(2)` for every domain.
+    /// The network is denied: refuse `socket(2)` for every domain (but see
+    /// [`FilterSpec::own_network_namespace`]).
     pub deny_sockets: bool,
+    /// The jail has a network namespace of its own, holding only `lo` (bubblewrap's
+    /// `--unshare-net`): with `deny_sockets`, IPv4 and IPv6 stream and datagram sockets and route
+    /// netlink stay allowed, since they reach only that loopback. Never set it for a jail that
+    /// shares the host's network namespace: its loopback is the host's.
+    pub own_network_namespace: bool,
     /// No namespace holds the jail's processes (the Landlock backend): refuse `setsid(2)` and
     /// `setpgid(2)`, so every process the command starts stays in the process group the launcher
     /// kills when the run ends, and System V IPC and POSIX message queues, which an IPC
@@ -90,14 +101,25 @@ impl FilterSpec {
         Ok(FilterSpec {
             arch: Arch::host()?,
             deny_sockets,
+            own_network_namespace: false,
             keep_process_group: false,
         })
+    }
+
+    /// The same spec for a jail in a network namespace of its own (see
+    /// [`FilterSpec::own_network_namespace`]).
+    pub fn with_own_network_namespace(self) -> FilterSpec {
+        FilterSpec {
+            own_network_namespace: true,
+            ..self
+        }
     }
 
     /// The same spec for a jail without a PID namespace (see [`FilterSpec::keep_process_group`]).
     pub fn without_pid_namespace(self) -> FilterSpec {
         FilterSpec {
             keep_process_group: true,
+            own_network_namespace: false,
             ..self
         }
     }

@@ -76,8 +76,63 @@ pub enum Condition {
         /// The value's meaning.
         name: &'static str,
     },
+    /// Every comparison holds (a conjunction; several rows of one call are a disjunction).
+    All(&'static [Cmp]),
     /// No earlier row matched: the filter's default.
     Otherwise,
+}
+
+/// One comparison of a [`Condition::All`], on an argument's low 32 bits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Cmp {
+    /// Argument index, 0-based.
+    pub arg: u8,
+    /// How it is compared.
+    pub op: CmpOp,
+    /// The value compared with.
+    pub value: u32,
+    /// The value's constant name.
+    pub name: &'static str,
+}
+
+/// How a [`Cmp`] compares.
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CmpOp {
+    /// Equal.
+    Eq,
+    /// Not equal.
+    Ne,
+    /// `(arg & mask) == value`.
+    MaskedEq(u32),
+}
+
+impl fmt::Display for Cmp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Cmp {
+            arg,
+            op,
+            value,
+            name,
+        } = *self;
+        match op {
+            CmpOp::Eq => write!(f, "arg{arg} == {name} ({value:#x})"),
+            CmpOp::Ne => write!(f, "arg{arg} != {name} ({value:#x})"),
+            CmpOp::MaskedEq(mask) => write!(f, "arg{arg} & {mask:#x} == {name} ({value:#x})"),
+        }
+    }
+}
+
+impl Cmp {
+    /// Whether the comparison holds for `arg`'s low 32 bits.
+    pub fn holds(&self, arg: u64) -> bool {
+        let low = arg as u32;
+        match self.op {
+            CmpOp::Eq => low == self.value,
+            CmpOp::Ne => low != self.value,
+            CmpOp::MaskedEq(mask) => low & mask == self.value,
+        }
+    }
 }
 
 impl fmt::Display for Condition {
@@ -98,6 +153,15 @@ impl fmt::Display for Condition {
             }
             Condition::ArgLow32NotEquals { arg, value, name } => {
                 write!(f, "arg{arg} != {name} ({value:#x}), low 32 bits")
+            }
+            Condition::All(cmps) => {
+                for (i, c) in cmps.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(" && ")?;
+                    }
+                    write!(f, "{c}")?;
+                }
+                f.write_str(", low 32 bits")
             }
             Condition::Otherwise => f.write_str("no rule above matched"),
         }
@@ -364,6 +428,99 @@ const SOCKET_DENIAL: Denial = eperm(
      connectable through a read-only bind; socketpair(2) stays allowed",
 );
 
+const AF_INET: u32 = 2;
+const AF_INET6: u32 = 10;
+const AF_NETLINK: u32 = 16;
+const NETLINK_ROUTE: u32 = 0;
+const SOCK_TYPE_MASK: u32 = 0xf;
+const SOCK_RAW: u32 = 3;
+const SOCK_PACKET: u32 = 10;
+
+const fn socket_when(cmps: &'static [Cmp], why: &'static str) -> Denial {
+    Denial {
+        syscall: "socket",
+        condition: Condition::All(cmps),
+        action: Action::Eperm,
+        why,
+    }
+}
+
+const fn cmp(arg: u8, op: CmpOp, value: u32, name: &'static str) -> Cmp {
+    Cmp {
+        arg,
+        op,
+        value,
+        name,
+    }
+}
+
+const OWN_LOOPBACK: &str = "network denied, in a network namespace of the jail's own (bubblewrap's, \
+     holding only `lo`): IPv4 and IPv6 reach only the jail's loopback, so local test servers \
+     work; every other domain stays refused (AF_UNIX included: a host socket file stays \
+     connectable through a read-only bind)";
+
+/// Network denied, with a network namespace of the jail's own: `socket(2)` only for IPv4 and
+/// IPv6 (not raw, not packet) and route netlink, which reach nothing but that namespace.
+const LOOPBACK_SOCKET_DENIALS: [Denial; 6] = [
+    socket_when(
+        &[
+            cmp(0, CmpOp::Ne, AF_INET, "AF_INET"),
+            cmp(0, CmpOp::Ne, AF_INET6, "AF_INET6"),
+            cmp(0, CmpOp::Ne, AF_NETLINK, "AF_NETLINK"),
+        ],
+        OWN_LOOPBACK,
+    ),
+    socket_when(
+        &[
+            cmp(0, CmpOp::Eq, AF_NETLINK, "AF_NETLINK"),
+            cmp(2, CmpOp::Ne, NETLINK_ROUTE, "NETLINK_ROUTE"),
+        ],
+        "only route netlink, which libc's getaddrinfo reads the jail's addresses through; the \
+         other netlink families reach kernel subsystems beyond the namespace",
+    ),
+    socket_when(
+        &[
+            cmp(0, CmpOp::Eq, AF_INET, "AF_INET"),
+            cmp(1, CmpOp::MaskedEq(SOCK_TYPE_MASK), SOCK_RAW, "SOCK_RAW"),
+        ],
+        RAW_SOCKETS,
+    ),
+    socket_when(
+        &[
+            cmp(0, CmpOp::Eq, AF_INET6, "AF_INET6"),
+            cmp(1, CmpOp::MaskedEq(SOCK_TYPE_MASK), SOCK_RAW, "SOCK_RAW"),
+        ],
+        RAW_SOCKETS,
+    ),
+    socket_when(
+        &[
+            cmp(0, CmpOp::Eq, AF_INET, "AF_INET"),
+            cmp(
+                1,
+                CmpOp::MaskedEq(SOCK_TYPE_MASK),
+                SOCK_PACKET,
+                "SOCK_PACKET",
+            ),
+        ],
+        RAW_SOCKETS,
+    ),
+    socket_when(
+        &[
+            cmp(0, CmpOp::Eq, AF_INET6, "AF_INET6"),
+            cmp(
+                1,
+                CmpOp::MaskedEq(SOCK_TYPE_MASK),
+                SOCK_PACKET,
+                "SOCK_PACKET",
+            ),
+        ],
+        RAW_SOCKETS,
+    ),
+];
+
+const RAW_SOCKETS: &str = "raw and packet sockets build their own headers: refused even on the \
+     jail's loopback (the jail has no capability for them either)";
+
 /// Without bubblewrap's namespaces (the Landlock backend): what the PID and IPC namespaces would
 /// have held.
 const NO_NAMESPACE_DENIALS: [Denial; 28] = [
@@ -438,7 +595,11 @@ pub fn rule_table(spec: &FilterSpec) -> Vec<Rule> {
                   no ordinary program uses x32 and a process that tries is probing the filter",
         });
     }
-    let socket = spec.deny_sockets.then_some(&SOCKET_DENIAL);
+    let socket: &[Denial] = match (spec.deny_sockets, spec.own_network_namespace) {
+        (false, _) => &[],
+        (true, false) => std::slice::from_ref(&SOCKET_DENIAL),
+        (true, true) => &LOOPBACK_SOCKET_DENIALS,
+    };
     let group: &[Denial] = if spec.keep_process_group {
         &NO_NAMESPACE_DENIALS
     } else {
@@ -477,6 +638,7 @@ mod tests {
         FilterSpec {
             arch,
             deny_sockets,
+            own_network_namespace: false,
             keep_process_group: false,
         }
     }

@@ -162,16 +162,19 @@ fn network_is_denied_and_host_processes_are_invisible() {
         "--",
         "/bin/sh",
         "-c",
-        "ls /proc | grep -c '^[0-9]'; python3 -c 'import socket; socket.socket()' 2>&1 | tail -1",
+        "ls /proc | grep -c '^[0-9]'; python3 -c 'import socket; socket.socket(socket.AF_UNIX)' 2>&1 | tail -1; \
+         tail -n +3 /proc/self/net/dev | cut -d: -f1 | tr -d ' ' | tr '\\n' ' '",
     ]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let text = v["stdout"]["text"].as_str().unwrap();
     let pids: u32 = text.lines().next().unwrap().trim().parse().unwrap();
     assert!(pids <= 4, "host processes visible: {pids}");
+    // The network: no UNIX socket, and a namespace whose only interface is the jail's `lo`.
     assert!(
         text.contains("Operation not permitted") || text.contains("PermissionError"),
         "{text}"
     );
+    assert_eq!(text.lines().last().map(str::trim), Some("lo"), "{text}");
 }
 
 #[test]

@@ -35,6 +35,7 @@ mod env;
 mod harness;
 mod input;
 mod kernel;
+mod loopback;
 mod matrix;
 mod neighbours;
 mod network;
@@ -177,6 +178,7 @@ pub fn all_cases() -> Vec<Case> {
     cases.extend(processes::cases());
     cases.extend(neighbours::cases());
     cases.extend(network::cases());
+    cases.extend(loopback::cases());
     cases.extend(kernel::cases());
     cases.extend(descriptors::cases());
     cases.extend(resources::cases());

@@ -54,7 +54,7 @@ pub fn cases() -> Vec<Case> {
         Case::attack(
             "net/raw-netlink-packet",
             c,
-            "create raw, packet, netlink, IPv6 and Unix sockets",
+            "create raw, packet, non-route netlink and Unix sockets (IPv4 and IPv6 reach only the jail's own loopback: net/host-addresses)",
             raw,
         ),
         Case::attack(
@@ -207,10 +207,11 @@ fn raw(ctx: &Ctx<'_>) -> Outcome {
     let out = ctx.py("import socket\n\
          kinds = [('raw', socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP),\n\
          \x20        ('packet', socket.AF_PACKET, socket.SOCK_RAW, 0),\n\
-         \x20        ('netlink', socket.AF_NETLINK, socket.SOCK_RAW, 0),\n\
-         \x20        ('inet6', socket.AF_INET6, socket.SOCK_STREAM, 0),\n\
+         \x20        ('raw6', socket.AF_INET6, socket.SOCK_RAW, socket.IPPROTO_ICMPV6),\n\
+         \x20        ('netlink-audit', socket.AF_NETLINK, socket.SOCK_RAW, 9),\n\
+         \x20        ('netlink-uevent', socket.AF_NETLINK, socket.SOCK_DGRAM, 15),\n\
          \x20        ('unix', socket.AF_UNIX, socket.SOCK_STREAM, 0),\n\
-         \x20        ('inet', socket.AF_INET, socket.SOCK_STREAM, 0)]\n\
+         \x20        ('unix-dgram', socket.AF_UNIX, socket.SOCK_DGRAM, 0)]\n\
          for name, fam, typ, proto in kinds:\n\
          \x20   try:\n\
          \x20       socket.socket(fam, typ, proto); print('CREATED', name)\n\

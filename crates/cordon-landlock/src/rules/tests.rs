@@ -168,7 +168,8 @@ fn inside_bubblewrap_leaves_protected_paths_to_mounts_and_grants_private_dirs() 
     assert_eq!(at(&rules, "/tmp/anything"), rw);
     assert_eq!(at(&rules, "/run/x"), rw);
     assert_eq!(at(&rules, "/dev/shm/sem.x"), rw);
-    assert_eq!(at(&rules, "/dev/pts/0"), Access::READ);
+    // bubblewrap's own devpts: the jail's terminals, usable.
+    assert_eq!(at(&rules, "/dev/pts/0"), Access::READ | Access::DEVICE);
     assert_eq!(at(&rules, "/dev/tty"), Access::READ | Access::DEVICE);
     // Masks stay excluded: bubblewrap hides them, Landlock refuses them as well.
     assert_eq!(at(&rules, "/home/u/.ssh/id"), Access::READ_DIR);
@@ -235,7 +236,7 @@ fn minimal_posture_reads_only_the_vetted_trees_the_roots_and_proc() {
     assert_eq!(at(&rules, "/home/u/.cargo/bin/cargo"), Access::READ);
     assert_eq!(at(&rules, "/home/u/.rustup/x"), Access::READ);
     assert_eq!(at(&rules, "/home/u/.bashrc"), Access::READ | Access::WRITE);
-    assert_eq!(at(&rules, "/dev/pts/0"), Access::READ);
+    assert_eq!(at(&rules, "/dev/pts/0"), Access::READ | Access::DEVICE);
 }
 
 #[test]
@@ -484,4 +485,22 @@ fn an_executable_inside_a_mask_is_refused() {
         "{err}"
     );
     assert!(err.to_string().contains("/home/u/.ssh/cordon"), "{err}");
+}
+
+#[test]
+fn private_terminals_are_usable_inside_bubblewrap_and_never_alone() {
+    let inside = Rules::from_plan(&shell_plan(), &Options::inside_bubblewrap(), &tree()).unwrap();
+    assert_eq!(rule(&inside, "/dev/ptmx"), Some(Access::DEVICE));
+    assert_eq!(rule(&inside, "/dev/pts"), Some(Access::DEVICE));
+    let alone = Rules::from_plan(&shell_plan(), &Options::alone("/tmp/cordon-1"), &tree()).unwrap();
+    assert_eq!(rule(&alone, "/dev/ptmx"), None);
+    assert_eq!(at(&alone, "/dev/pts/0") & Access::DEVICE, Access::NONE);
+}
+
+#[test]
+fn tcp_is_refused_alone_and_left_to_the_jails_own_loopback_inside_bubblewrap() {
+    let alone = Rules::from_plan(&shell_plan(), &Options::alone("/tmp/cordon-1"), &tree()).unwrap();
+    assert!(alone.deny_tcp);
+    let inside = Rules::from_plan(&shell_plan(), &Options::inside_bubblewrap(), &tree()).unwrap();
+    assert!(!inside.deny_tcp);
 }

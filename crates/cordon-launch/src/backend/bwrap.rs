@@ -157,7 +157,16 @@ fn filter(deny_sockets: bool) -> Result<&'static CompiledFilter, LaunchError> {
     static ALLOW: OnceLock<Result<CompiledFilter, String>> = OnceLock::new();
     let cell = if deny_sockets { &DENY } else { &ALLOW };
     let compiled = cell.get_or_init(|| {
+        // A denied network is bubblewrap's `--unshare-net` (cordon-bwrap emits it exactly
+        // then): the jail's own namespace, whose loopback IPv4 and IPv6 sockets may use.
         FilterSpec::for_host(deny_sockets)
+            .map(|spec| {
+                if deny_sockets {
+                    spec.with_own_network_namespace()
+                } else {
+                    spec
+                }
+            })
             .and_then(|spec| cordon_seccomp::compile(&spec))
             .map_err(|e| e.to_string())
     });

@@ -236,6 +236,8 @@ impl Backend for LandlockBackend {
                     "host processes stay visible in /proc".into(),
                     "no private /tmp: a per-run TMPDIR instead".into(),
                     "nothing can be created directly in a workspace root or .git".into(),
+                    "no loopback: with the network denied every network socket is refused (the loopback is the host's; bubblewrap gives the jail its own)".into(),
+                    "no pseudo-terminals: the host's /dev/pts holds other sessions' terminals".into(),
                 ],
                 unusable: None,
             },
