@@ -6,7 +6,7 @@
 
 use super::harness::{Ctx, cut};
 use super::matrix::Outcome;
-use super::{Case, Class};
+use super::{Case, Class, Users};
 
 pub fn cases() -> Vec<Case> {
     let c = Class::Kernel;
@@ -82,6 +82,12 @@ pub fn cases() -> Vec<Case> {
             c,
             "`mount -t tmpfs`, a bind mount of /, `mount -o remount,rw /`",
             mount_commands,
+        )
+        .no_jail_unsafe(
+            Users::Root,
+            "as root with no jail it would mount a tmpfs and bind the host's / into the case \
+             directory (whose removal would then descend into the whole host filesystem) and \
+             remount the host's / read-write",
         ),
         Case::attack(
             "kernel/setuid-create",
@@ -94,6 +100,17 @@ pub fn cases() -> Vec<Case> {
             c,
             "open (never write) kernel tunables, sysrq, /dev/mem, /dev/kmsg and host disks for writing",
             tunables,
+        )
+        .no_jail_unsafe(
+            Users::Root,
+            "as root with no jail every open succeeds on the real host: the disks, /dev/mem and \
+             the kernel tunables opened for writing (closing a disk opened for writing makes \
+             udev re-probe it)",
+        )
+        .no_jail_impossible(
+            Users::Unprivileged,
+            "the host's modes refuse an unprivileged user write access to every tunable and \
+             device tried (all root-owned, not writable by others) before any jail is involved",
         ),
         Case::attack(
             "kernel/caps-and-nnp",

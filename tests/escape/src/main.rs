@@ -121,6 +121,13 @@ pub struct Case {
     pub in_mutants: bool,
     /// Why the Landlock backend cannot block (or serve) this case, if it cannot.
     pub landlock_limit: Option<&'static str>,
+    /// For whom, and why, this attack cannot succeed even without a jail (the host itself
+    /// refuses it), if it cannot: its no-jail cells then read `impossible` (never passed), and
+    /// STALE-IMPOSSIBLE if it escapes there after all.
+    pub no_jail_impossible: Option<(Users, &'static str)>,
+    /// For whom, and why, this payload must not run without a jail (it would harm the host):
+    /// its no-jail cells read `unsafe` and it is not run there.
+    pub no_jail_unsafe: Option<(Users, &'static str)>,
     /// Runs the case in one column and gives its verdict.
     pub run: fn(&Ctx<'_>) -> Outcome,
 }
@@ -140,6 +147,8 @@ impl Case {
             exclusive: false,
             in_mutants: true,
             landlock_limit: None,
+            no_jail_impossible: None,
+            no_jail_unsafe: None,
             run,
         }
     }
@@ -161,6 +170,71 @@ impl Case {
     pub const fn landlock_limit(mut self, why: &'static str) -> Case {
         self.landlock_limit = Some(why);
         self
+    }
+
+    /// Declares that the attack cannot succeed for `users` even without a jail, because the
+    /// host itself refuses it (file modes, missing capabilities): in their no-jail column it
+    /// reads `impossible`, and STALE-IMPOSSIBLE (a failure) if it escapes there.
+    pub const fn no_jail_impossible(mut self, users: Users, why: &'static str) -> Case {
+        self.no_jail_impossible = Some((users, why));
+        self
+    }
+
+    /// Declares that the payload must not run for `users` without a jail, because it would
+    /// harm the host there (mounts, devices, unbounded memory or processes): in their no-jail
+    /// column it is not run and reads `unsafe`.
+    pub const fn no_jail_unsafe(mut self, users: Users, why: &'static str) -> Case {
+        self.no_jail_unsafe = Some((users, why));
+        self
+    }
+
+    /// The declared impossibility without a jail for `who`, if any.
+    pub fn impossible_for(&self, who: columns::Who) -> Option<&'static str> {
+        self.no_jail_impossible
+            .and_then(|(users, why)| users.include(who).then_some(why))
+    }
+
+    /// The declared danger without a jail for `who`, if any.
+    pub fn unsafe_for(&self, who: columns::Who) -> Option<&'static str> {
+        self.no_jail_unsafe
+            .and_then(|(users, why)| users.include(who).then_some(why))
+    }
+
+    /// Whether this is an attack (the no-jail columns run attacks, not the controls).
+    pub fn is_attack(&self) -> bool {
+        self.class != Class::Usability
+    }
+}
+
+/// Whom a no-jail declaration concerns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Users {
+    /// root and the unprivileged user.
+    Both,
+    /// root only.
+    Root,
+    /// The unprivileged user only.
+    Unprivileged,
+}
+
+impl Users {
+    /// Whether `who` is among them.
+    pub fn include(self, who: columns::Who) -> bool {
+        matches!(
+            (self, who),
+            (Users::Both, _)
+                | (Users::Root, columns::Who::Root)
+                | (Users::Unprivileged, columns::Who::User)
+        )
+    }
+
+    /// In words, for the matrix.
+    pub fn words(self) -> &'static str {
+        match self {
+            Users::Both => "root and the user",
+            Users::Root => "root",
+            Users::Unprivileged => "the unprivileged user",
+        }
     }
 }
 
@@ -216,6 +290,8 @@ pub struct Options {
     pub keep: bool,
     /// Only these weakenings (default: all).
     pub mutant: Vec<String>,
+    /// Only the no-jail columns (`root/none`, `user/none`), attack cases only.
+    pub no_jail: bool,
 }
 
 fn err(msg: impl Into<String>) -> Error {
@@ -232,7 +308,7 @@ struct EscapeArgs {
     /// Run the cases against deliberately weakened launchers; fail unless each is caught.
     #[arg(long)]
     mutants: bool,
-    /// Only these columns (root/host, root/minimal, user/host, user/minimal, root/landlock, user/landlock); default: all.
+    /// Only these columns (root/host, root/minimal, user/host, user/minimal, root/landlock, user/landlock, root/serve, root/none, user/none); default: all.
     #[arg(long, value_delimiter = ',')]
     columns: Vec<String>,
     /// Only the cases whose id starts with one of these prefixes.
@@ -247,6 +323,10 @@ struct EscapeArgs {
     /// With --mutants: only these weakenings.
     #[arg(long, value_delimiter = ',')]
     mutant: Vec<String>,
+    /// Only the no-jail columns (root/none, user/none): every attack case run with no jail at
+    /// all must escape (or declare why it cannot); with --columns, only those of them.
+    #[arg(long, conflicts_with = "mutants")]
+    no_jail: bool,
 }
 
 fn main() -> ExitCode {
@@ -259,6 +339,7 @@ fn main() -> ExitCode {
         jobs: args.jobs,
         keep: args.keep,
         mutant: args.mutant,
+        no_jail: args.no_jail,
     };
     match run(&cordon_test_support::workspace_root(), &opts) {
         Ok(()) => ExitCode::SUCCESS,
@@ -274,7 +355,11 @@ pub fn run(root: &Path, opts: &Options) -> Result<(), Error> {
     let started = Instant::now();
     let ci = std::env::var("CI").is_ok_and(|v| v == "true");
     let columns: Vec<Column> = if opts.columns.is_empty() {
-        Column::ALL.to_vec()
+        if opts.no_jail {
+            Column::NO_JAIL.to_vec()
+        } else {
+            Column::ALL.to_vec()
+        }
     } else {
         opts.columns
             .iter()
@@ -288,12 +373,22 @@ pub fn run(root: &Path, opts: &Options) -> Result<(), Error> {
             })
             .collect::<Result<_, _>>()?
     };
+    if opts.no_jail
+        && let Some(jailed) = columns.iter().find(|c| !c.unjailed())
+    {
+        return Err(err(format!(
+            "--no-jail runs only {}; {} has a jail",
+            Column::NO_JAIL.map(Column::name).join(" and "),
+            jailed.name()
+        )));
+    }
     let ids = columns::identities();
     let suite = prepare(root, &ids, opts)?;
     let cases = all_cases();
     let selected: Vec<&Case> = cases
         .iter()
         .filter(|c| opts.only.is_empty() || opts.only.iter().any(|o| c.id.starts_with(o.as_str())))
+        .filter(|c| !opts.no_jail || c.is_attack())
         .collect();
     if selected.is_empty() {
         return Err(err("no case matches --only"));
@@ -310,7 +405,13 @@ pub fn run(root: &Path, opts: &Options) -> Result<(), Error> {
     }
     println!(
         "escape-suite{}: {:.1} s",
-        if opts.mutants { " --mutants" } else { "" },
+        if opts.mutants {
+            " --mutants"
+        } else if opts.no_jail {
+            " --no-jail"
+        } else {
+            ""
+        },
         started.elapsed().as_secs_f64()
     );
     result
@@ -397,13 +498,27 @@ fn execute(
     let results = Mutex::new(Vec::new());
     let one = |job: &Job<'_>| {
         let started = Instant::now();
+        let unjailed = job.column.unjailed();
         let outcome = match ids.ids(job.column.who) {
             Err(why) => Outcome::new(Verdict::Unavailable, why),
+            Ok(_) if unjailed && job.case.unsafe_for(job.column.who).is_some() => Outcome::new(
+                Verdict::Unsafe,
+                format!(
+                    "not run without a jail: {}",
+                    job.case.unsafe_for(job.column.who).unwrap_or_default()
+                ),
+            ),
             Ok(i) => match Ctx::new(suite, job.column, i, job.case.id) {
                 Err(e) => Outcome::new(Verdict::Inconclusive, format!("harness: {e}")),
                 Ok(ctx) => {
-                    let o = (job.case.run)(&ctx);
-                    if o.verdict == Verdict::Blocked || o.verdict == Verdict::Ok {
+                    let mut o = (job.case.run)(&ctx);
+                    if unjailed {
+                        o = matrix::no_jail_verdict(job.case.impossible_for(job.column.who), o);
+                    }
+                    if matches!(
+                        o.verdict,
+                        Verdict::Blocked | Verdict::Ok | Verdict::Escapes | Verdict::Impossible
+                    ) {
                         let _ = std::fs::remove_dir_all(&ctx.dir);
                     }
                     o
@@ -471,7 +586,8 @@ fn run_matrix(
     }
     let mut jobs = Vec::new();
     for (row, case) in cases.iter().enumerate() {
-        for column in columns {
+        // The no-jail columns run the attacks only: a control proves nothing without a jail.
+        for column in columns.iter().filter(|c| case.is_attack() || !c.unjailed()) {
             jobs.push(Job {
                 row,
                 case,
@@ -555,7 +671,7 @@ fn run_matrix(
 /// weakenings are bubblewrap's defences), and the serve column when it is selected, so that
 /// jails built ahead of their command are weakened and caught too.
 fn mutant_columns(ids: &Identities, columns: &[Column]) -> Vec<Column> {
-    let runnable = |c: &Column| !c.landlock() && ids.ids(c.who).is_ok();
+    let runnable = |c: &Column| !c.landlock() && !c.unjailed() && ids.ids(c.who).is_ok();
     let cold = columns.iter().copied().find(|c| runnable(c) && !c.served());
     let served = columns.iter().copied().find(|c| runnable(c) && c.served());
     cold.into_iter().chain(served).collect()

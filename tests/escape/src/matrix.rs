@@ -29,6 +29,18 @@ pub enum Verdict {
     Limit,
     /// The case declares a Landlock limit, yet the landlock column blocked it (or served it).
     StaleLimit,
+    /// No-jail column: the attack succeeded without a jail, so the case can tell an escape.
+    Escapes,
+    /// No-jail column: the attack did not succeed even without a jail: the case tests nothing.
+    NoEscape,
+    /// No-jail column: did not escape, as the case declares it cannot for this user without a
+    /// jail (the host itself refuses). Never counted as passed.
+    Impossible,
+    /// No-jail column: escaped although the case declares that impossible.
+    StaleImpossible,
+    /// No-jail column: not run, as the case declares its payload could harm the host without a
+    /// jail. Never counted as passed.
+    Unsafe,
 }
 
 impl Verdict {
@@ -43,6 +55,11 @@ impl Verdict {
             Verdict::Unavailable => "unavailable",
             Verdict::Limit => "LIMIT",
             Verdict::StaleLimit => "STALE-LIMIT",
+            Verdict::Escapes => "escapes",
+            Verdict::NoEscape => "NO-ESCAPE",
+            Verdict::Impossible => "impossible",
+            Verdict::StaleImpossible => "STALE-IMPOSSIBLE",
+            Verdict::Unsafe => "unsafe",
         }
     }
 
@@ -50,7 +67,12 @@ impl Verdict {
     pub fn fails(self) -> bool {
         matches!(
             self,
-            Verdict::Escaped | Verdict::Inconclusive | Verdict::Broken | Verdict::StaleLimit
+            Verdict::Escaped
+                | Verdict::Inconclusive
+                | Verdict::Broken
+                | Verdict::StaleLimit
+                | Verdict::NoEscape
+                | Verdict::StaleImpossible
         )
     }
 }
@@ -68,6 +90,38 @@ impl Outcome {
             verdict,
             detail: detail.into(),
         }
+    }
+}
+
+/// The verdict of an attack case in a no-jail column, from what its judge said: ESCAPED is what
+/// must happen there (`escapes`), blocked means the case cannot see its own attack succeed
+/// (NO-ESCAPE, a failure), unless the case declares that impossible for this user without a jail
+/// (`impossible`; and then an escape fails as STALE-IMPOSSIBLE). INCONCLUSIVE and unavailable
+/// stay as they are.
+pub fn no_jail_verdict(impossible: Option<&'static str>, o: Outcome) -> Outcome {
+    match (o.verdict, impossible) {
+        (Verdict::Escaped, None) => Outcome::new(Verdict::Escapes, o.detail),
+        (Verdict::Escaped, Some(why)) => Outcome::new(
+            Verdict::StaleImpossible,
+            format!(
+                "escaped without a jail although the case declares that impossible ({why}): \
+                 remove the declaration; {}",
+                o.detail
+            ),
+        ),
+        (Verdict::Blocked, None) => Outcome::new(
+            Verdict::NoEscape,
+            format!(
+                "did not escape even without a jail: the case does not attempt (or cannot see) \
+                 its attack, fix it; {}",
+                o.detail
+            ),
+        ),
+        (Verdict::Blocked, Some(why)) => Outcome::new(
+            Verdict::Impossible,
+            format!("declared impossible without a jail ({why}): {}", o.detail),
+        ),
+        _ => o,
     }
 }
 
@@ -296,8 +350,15 @@ impl Matrix {
             let _ = write!(out, "| `{}` | {} |", row.id, row.about.replace('|', "\\|"));
             for c in &self.columns {
                 let word = row.results.get(c).map_or("-", |o| o.verdict.word());
-                let word = if matches!(word, "ESCAPED" | "INCONCLUSIVE" | "BROKEN" | "STALE-LIMIT")
-                {
+                let word = if matches!(
+                    word,
+                    "ESCAPED"
+                        | "INCONCLUSIVE"
+                        | "BROKEN"
+                        | "STALE-LIMIT"
+                        | "NO-ESCAPE"
+                        | "STALE-IMPOSSIBLE"
+                ) {
                     format!("**{word}**")
                 } else {
                     word.to_owned()
@@ -331,7 +392,9 @@ impl Matrix {
         let cells: Vec<&Outcome> = row
             .results
             .iter()
-            .filter(|(c, _)| Column::parse(c).is_some_and(|c| c.landlock() == landlock))
+            .filter(|(c, _)| {
+                Column::parse(c).is_some_and(|c| !c.unjailed() && c.landlock() == landlock)
+            })
             .map(|(_, o)| o)
             .filter(|o| o.verdict != Verdict::Unavailable)
             .collect();

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use super::harness::{Ctx, RunOut, cut};
 use super::matrix::{Outcome, Verdict};
-use super::{Case, Class};
+use super::{Case, Class, Users};
 
 pub fn cases() -> Vec<Case> {
     let c = Class::Resources;
@@ -18,7 +18,11 @@ pub fn cases() -> Vec<Case> {
             fork_flood,
         )
         .exclusive()
-        .not_in_mutants(),
+        .not_in_mutants()
+        .no_jail_unsafe(
+            Users::Both,
+            "with no jail nothing bounds the flood: 3000 processes forked on the host",
+        ),
         Case::attack(
             "res/file-size",
             c,
@@ -39,7 +43,12 @@ pub fn cases() -> Vec<Case> {
             "allocate and touch 2 GiB under `address_space_bytes = 1 GiB`",
             memory,
         )
-        .not_in_mutants(),
+        .not_in_mutants()
+        .no_jail_unsafe(
+            Users::Both,
+            "with no jail nothing caps the address space: 2 GiB of the host's memory allocated \
+             and touched, beside the other cases",
+        ),
         Case::attack(
             "res/cpu",
             c,
