@@ -124,7 +124,7 @@ pub struct Case {
     /// For whom, and why, this attack cannot succeed even without a jail (the host itself
     /// refuses it), if it cannot: its no-jail cells then read `impossible` (never passed), and
     /// STALE-IMPOSSIBLE if it escapes there after all.
-    pub no_jail_impossible: Option<(Users, &'static str)>,
+    pub no_jail_impossible: Option<(Users, fn() -> bool, &'static str)>,
     /// For whom, and why, this payload must not run without a jail (it would harm the host):
     /// its no-jail cells read `unsafe` and it is not run there.
     pub no_jail_unsafe: Option<(Users, &'static str)>,
@@ -176,7 +176,19 @@ impl Case {
     /// host itself refuses it (file modes, missing capabilities): in their no-jail column it
     /// reads `impossible`, and STALE-IMPOSSIBLE (a failure) if it escapes there.
     pub const fn no_jail_impossible(mut self, users: Users, why: &'static str) -> Case {
-        self.no_jail_impossible = Some((users, why));
+        self.no_jail_impossible = Some((users, everywhere, why));
+        self
+    }
+
+    /// The same, only on machines where `applies` holds (a kernel feature, a device): elsewhere
+    /// the case must escape without a jail like any other.
+    pub const fn no_jail_impossible_where(
+        mut self,
+        users: Users,
+        applies: fn() -> bool,
+        why: &'static str,
+    ) -> Case {
+        self.no_jail_impossible = Some((users, applies, why));
         self
     }
 
@@ -191,7 +203,7 @@ impl Case {
     /// The declared impossibility without a jail for `who`, if any.
     pub fn impossible_for(&self, who: columns::Who) -> Option<&'static str> {
         self.no_jail_impossible
-            .and_then(|(users, why)| users.include(who).then_some(why))
+            .and_then(|(users, applies, why)| (users.include(who) && applies()).then_some(why))
     }
 
     /// The declared danger without a jail for `who`, if any.
@@ -204,6 +216,11 @@ impl Case {
     pub fn is_attack(&self) -> bool {
         self.class != Class::Usability
     }
+}
+
+/// A no-jail impossibility that holds on every machine.
+fn everywhere() -> bool {
+    true
 }
 
 /// Whom a no-jail declaration concerns.

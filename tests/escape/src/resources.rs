@@ -177,7 +177,11 @@ fn file_size(ctx: &Ctx<'_>) -> Outcome {
     if let Some(o) = project(ctx, "file_size_bytes = 1048576") {
         return o;
     }
-    let out = ctx.sh("head -c 3000000 /dev/zero > big 2>&1; echo \"exit $?\"; trap '' XFSZ; head -c 3000000 /dev/zero > big2 2>&1; true");
+    let out = ctx.sh_steps(&[
+        "head -c 3000000 /dev/zero > big 2>&1; echo \"exit $?\"",
+        "trap '' XFSZ",
+        "head -c 3000000 /dev/zero > big2 2>&1",
+    ]);
     let size = |n: &str| {
         std::fs::metadata(ctx.work.join(n))
             .map(|m| m.len())
@@ -197,13 +201,17 @@ fn output_flood(ctx: &Ctx<'_>) -> Outcome {
     }
     let out = ctx
         .sh("head -c 20000000 /dev/zero | tr '\\0' a; head -c 20000000 /dev/zero | tr '\\0' b >&2");
-    let Some(j) = &out.json else {
-        return ctx.judge(&out, true, "no JSON result");
+    let (kept, kept_err, truncated, counted) = match &out.json {
+        Some(j) => (
+            j["stdout"]["text"].as_str().map_or(usize::MAX, str::len),
+            j["stderr"]["text"].as_str().map_or(usize::MAX, str::len),
+            j["stdout"]["truncated"] == true && j["stderr"]["truncated"] == true,
+            j["stdout"]["bytes"] == 20_000_000,
+        ),
+        // No JSON (cordon failed, or no launcher at all): what reached the caller is the raw
+        // output, uncapped and unflagged.
+        None => (out.out.len(), out.err.len(), false, false),
     };
-    let kept = j["stdout"]["text"].as_str().map_or(usize::MAX, str::len);
-    let kept_err = j["stderr"]["text"].as_str().map_or(usize::MAX, str::len);
-    let truncated = j["stdout"]["truncated"] == true && j["stderr"]["truncated"] == true;
-    let counted = j["stdout"]["bytes"] == 20_000_000;
     ctx.judge(
         &out,
         kept > 65536 || kept_err > 65536 || !truncated || !counted,
