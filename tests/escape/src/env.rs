@@ -119,7 +119,10 @@ fn credential_pass(ctx: &Ctx<'_>) -> Outcome {
 
 fn injection(ctx: &Ctx<'_>) -> Outcome {
     // Every injector writes a marker file into the workspace when it takes effect.
-    let hit = |what: &str| ctx.work.join(format!("injected-{what}"));
+    if let Err(e) = ctx.scratch() {
+        return Outcome::new(Verdict::Inconclusive, format!("harness: {e}"));
+    }
+    let hit = |what: &str| ctx.work.join("scratch").join(format!("injected-{what}"));
     let sh = ctx.outside.join("inject.sh");
     let js = ctx.outside.join("inject.js");
     let pydir = ctx.outside.join("py");
@@ -192,9 +195,12 @@ fn injection(ctx: &Ctx<'_>) -> Outcome {
         .env("PERL5OPT", "-MInject")
         .env("PERL5LIB", &ctx.outside.display().to_string())
         .env("RUBYOPT", "-rinject")
-        .env("PROMPT_COMMAND", "touch injected-prompt")
+        .env("PROMPT_COMMAND", "touch scratch/injected-prompt")
         .env("GCONV_PATH", &ctx.outside.display().to_string())
-        .env("GIT_CONFIG_PARAMETERS", "'core.pager'='touch injected-git'")
+        .env(
+            "GIT_CONFIG_PARAMETERS",
+            "'core.pager'='touch scratch/injected-git'",
+        )
         .steps(&[
             "env",
             "bash -c true",

@@ -252,6 +252,16 @@ impl<'a> Ctx<'a> {
         Ok(path)
     }
 
+    /// `scratch/` in the workspace, made before the run: where a payload leaves the files the
+    /// harness judges it by. Under Landlock nothing can be created directly in the workspace
+    /// root (a documented limit), so a file judged there would be missing for that reason alone
+    /// and the case would read blocked having tested nothing.
+    pub fn scratch(&self) -> Result<PathBuf, String> {
+        let dir = self.work.join("scratch");
+        self.plant(&dir.join(".keep"), "")?;
+        Ok(dir)
+    }
+
     /// Where the canary goes.
     pub fn canary_path(&self) -> PathBuf {
         self.work.join(".escape-canary")

@@ -353,13 +353,13 @@ fn foreign_abi(ctx: &Ctx<'_>) -> Outcome {
         return Outcome::new(super::Verdict::Unavailable, "x86_64 only");
     }
     let c = "int main(void){ long r; __asm__ volatile(\"int $0x80\" : \"=a\"(r) : \"a\"(20L)); return r > 0 ? 0 : 3; }\n";
-    if let Err(e) = ctx.file("int80.c", c) {
+    if let Err(e) = ctx.file("int80.c", c).and_then(|_| ctx.scratch()) {
         return Outcome::new(super::Verdict::Inconclusive, e);
     }
     let out = ctx.sh_steps(&[
         "python3 -c 'import ctypes; ctypes.CDLL(None).syscall(0x40000000 | 39); print(\"x32 survived\")'; \
          echo \"x32 exit $?\"",
-        "if command -v gcc >/dev/null && gcc -o int80 int80.c 2>/dev/null; then ./int80; echo \"int80 exit $?\"; fi",
+        "if command -v gcc >/dev/null && gcc -o scratch/int80 int80.c 2>/dev/null; then ./scratch/int80; echo \"int80 exit $?\"; fi",
     ]);
     let x32_killed = out.out.contains("x32 exit 159");
     let int80 = out.out.lines().find_map(|l| l.strip_prefix("int80 exit "));
@@ -586,7 +586,12 @@ fn tunables(ctx: &Ctx<'_>) -> Outcome {
 fn setuid_create(ctx: &Ctx<'_>) -> Outcome {
     use std::os::unix::fs::PermissionsExt;
     // Harmless programs only (`true`), and the case directory is removed afterwards.
+    let scratch = match ctx.scratch() {
+        Ok(d) => d,
+        Err(e) => return Outcome::new(super::Verdict::Inconclusive, e),
+    };
     let out = ctx.sh_steps(&[
+        "cd scratch || exit 97",
         "cp /bin/true suid-chmod",
         "chmod 4755 suid-chmod",
         "cp /bin/true sgid-chmod",
@@ -598,7 +603,7 @@ os.chmod(\"suid-chmod\", 0o4755)'",
         "ls -l",
     ]);
     let mut marked: Vec<String> = Vec::new();
-    if let Ok(dir) = std::fs::read_dir(&ctx.work) {
+    if let Ok(dir) = std::fs::read_dir(&scratch) {
         for e in dir.flatten() {
             if let Ok(m) = e.metadata()
                 && m.permissions().mode() & 0o6000 != 0
