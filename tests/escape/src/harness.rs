@@ -852,3 +852,54 @@ pub fn q(word: &str) -> String {
 pub fn qp(path: &Path) -> String {
     q(&path.display().to_string())
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+    use super::*;
+
+    /// The markers `sh` printed for `steps`.
+    fn printed(steps: &[&str]) -> Vec<bool> {
+        let (script, markers) = marked(steps);
+        let out = Command::new("/bin/sh")
+            .arg("-c")
+            .arg(&script)
+            .stderr(Stdio::null())
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        markers
+            .iter()
+            .map(|m| text.lines().any(|l| l == m.as_str()))
+            .collect()
+    }
+
+    #[test]
+    fn every_step_prints_its_marker_whatever_its_exit_status() {
+        assert_eq!(
+            printed(&[
+                "true",
+                "false",
+                "ls /nonexistent-escape-dir",
+                "exit_status_is_ignored=1"
+            ]),
+            [true; 4]
+        );
+    }
+
+    #[test]
+    fn a_special_builtin_whose_redirection_fails_ends_the_shell_and_its_markers() {
+        // The writes/metadata defect: `: > file` where the file cannot be opened makes a POSIX
+        // shell exit, so nothing after it runs; `true >` does not.
+        let bad = "/nonexistent-escape-dir/victim";
+        assert_eq!(
+            printed(&["true", &format!(": > {bad}"), "true"]),
+            [true, false, false]
+        );
+        assert_eq!(
+            printed(&["true", &format!("true > {bad}"), "true"]),
+            [true, true, true]
+        );
+    }
+}

@@ -6,6 +6,23 @@
 //! - **An attack proves nothing unless the payload ran.** Each payload first writes a canary (a
 //!   random token) into the workspace; without it the cell reads INCONCLUSIVE, which fails the
 //!   suite like an escape.
+//! - **Nor unless every step of it ran.** A payload that tries several things is built with
+//!   [`Run::steps`](harness::Run::steps): after each step it prints that step's marker, whatever
+//!   the step's outcome, and the judge wants every marker, so a step the shell never reached (a
+//!   failed redirection on a special built-in such as `:` or `exec` makes `sh` exit) reads
+//!   INCONCLUSIVE, never blocked. Files the harness judges a payload by are left in a `scratch/`
+//!   directory made beforehand, never directly in the workspace root (where Landlock refuses any
+//!   new entry, which would read blocked for that reason alone).
+//! - **An attack must be able to succeed.** The no-jail columns (`root/none`, `user/none`; alone
+//!   with `--no-jail`) run every attack case with no jail at all: the payload runs directly as
+//!   that user, in the same workspace, with the same planted home and sentinels, environment,
+//!   working directory and stdin (cordon's own options and the project file's limits have no one
+//!   to apply them), judged by the same judge, and must read `escapes` there; NO-ESCAPE fails the
+//!   suite (the case tests nothing). A case the host itself refuses for some user says so in
+//!   [`Case::no_jail_impossible`] (`impossible`, never counted as passed; STALE-IMPOSSIBLE, a
+//!   failure, if it escapes after all), and a payload that would harm the host without a jail
+//!   (mounts over it, opens its disks, floods it) says so in [`Case::no_jail_unsafe`] (`unsafe`,
+//!   not run there). The controls do not run in these columns.
 //! - **Judge on the host.** Wherever possible the harness checks the effect from outside: the file
 //!   on the host is absent or unchanged, the host listener saw no connection, the host process is
 //!   alive. Otherwise the payload's output is searched for a sentinel it must not have seen.
@@ -15,8 +32,9 @@
 //!   scores zero.
 //! - **Columns.** root and an unprivileged user ([`USER`](cordon_test_support::user::USER),
 //!   created when missing, dropped to with `setpriv`) × the host and minimal postures under
-//!   bubblewrap, plus the host posture under the Landlock backend. A column that cannot run is
-//!   reported as unavailable, never as passed, and under `CI=true` that is a failure.
+//!   bubblewrap, plus the host posture under the Landlock backend, root through `cordon serve`,
+//!   and both users with no jail. A column that cannot run is reported as unavailable, never as
+//!   passed, and under `CI=true` that is a failure.
 //! - **Landlock limits are declared, never inferred.** A case the Landlock backend cannot block
 //!   (or serve) says why in [`Case::landlock_limit`]; only then does ESCAPED (or BROKEN) in a
 //!   landlock column read LIMIT. A declared limit that shows in no landlock column (blocked there)
@@ -124,7 +142,7 @@ pub struct Case {
     /// For whom, and why, this attack cannot succeed even without a jail (the host itself
     /// refuses it), if it cannot: its no-jail cells then read `impossible` (never passed), and
     /// STALE-IMPOSSIBLE if it escapes there after all.
-    pub no_jail_impossible: Option<(Users, fn() -> bool, &'static str)>,
+    pub no_jail_impossible: Option<(Users, Option<Applies>, &'static str)>,
     /// For whom, and why, this payload must not run without a jail (it would harm the host):
     /// its no-jail cells read `unsafe` and it is not run there.
     pub no_jail_unsafe: Option<(Users, &'static str)>,
@@ -176,7 +194,7 @@ impl Case {
     /// host itself refuses it (file modes, missing capabilities): in their no-jail column it
     /// reads `impossible`, and STALE-IMPOSSIBLE (a failure) if it escapes there.
     pub const fn no_jail_impossible(mut self, users: Users, why: &'static str) -> Case {
-        self.no_jail_impossible = Some((users, everywhere, why));
+        self.no_jail_impossible = Some((users, None, why));
         self
     }
 
@@ -185,10 +203,10 @@ impl Case {
     pub const fn no_jail_impossible_where(
         mut self,
         users: Users,
-        applies: fn() -> bool,
+        applies: Applies,
         why: &'static str,
     ) -> Case {
-        self.no_jail_impossible = Some((users, applies, why));
+        self.no_jail_impossible = Some((users, Some(applies), why));
         self
     }
 
@@ -202,8 +220,9 @@ impl Case {
 
     /// The declared impossibility without a jail for `who`, if any.
     pub fn impossible_for(&self, who: columns::Who) -> Option<&'static str> {
-        self.no_jail_impossible
-            .and_then(|(users, applies, why)| (users.include(who) && applies()).then_some(why))
+        self.no_jail_impossible.and_then(|(users, applies, why)| {
+            (users.include(who) && applies.is_none_or(|f| f())).then_some(why)
+        })
     }
 
     /// The declared danger without a jail for `who`, if any.
@@ -218,10 +237,8 @@ impl Case {
     }
 }
 
-/// A no-jail impossibility that holds on every machine.
-fn everywhere() -> bool {
-    true
-}
+/// Whether a machine-dependent no-jail declaration holds on this machine.
+pub type Applies = fn() -> bool;
 
 /// Whom a no-jail declaration concerns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -994,6 +1011,66 @@ mod tests {
         );
         assert!(picked.iter().all(|c| !c.landlock()), "{picked:?}");
         assert!(!picked[0].served() && picked[1].served(), "{picked:?}");
+    }
+
+    #[test]
+    fn the_no_jail_declarations_give_their_reasons_and_concern_attacks_only() {
+        let cases = all_cases();
+        let mut declared = 0;
+        for c in &cases {
+            for (users, why) in [
+                c.no_jail_impossible.map(|(u, _, w)| (u, w)),
+                c.no_jail_unsafe,
+            ]
+            .into_iter()
+            .flatten()
+            {
+                declared += 1;
+                assert!(
+                    c.is_attack(),
+                    "{}: a control never runs without a jail",
+                    c.id
+                );
+                assert!(why.split_whitespace().count() >= 8, "{}: {why:?}", c.id);
+                assert!(!users.words().is_empty());
+            }
+            // One user cannot be both: a case is either run (and judged) there or not.
+            if let (Some((a, _, _)), Some((b, _))) = (c.no_jail_impossible, c.no_jail_unsafe) {
+                for who in [columns::Who::Root, columns::Who::User] {
+                    assert!(!(a.include(who) && b.include(who)), "{}", c.id);
+                }
+            }
+        }
+        assert!(declared > 0);
+        let attacks = cases.iter().filter(|c| c.is_attack()).count();
+        assert!(
+            declared * 5 < attacks,
+            "{declared} of {attacks} attacks declared: the no-jail check would prove little"
+        );
+    }
+
+    #[test]
+    fn no_jail_declarations_name_their_users() {
+        use columns::Who;
+        assert!(Users::Both.include(Who::Root) && Users::Both.include(Who::User));
+        assert!(Users::Root.include(Who::Root) && !Users::Root.include(Who::User));
+        assert!(!Users::Unprivileged.include(Who::Root) && Users::Unprivileged.include(Who::User));
+        let c = Case::attack("x/y", Class::Kernel, "about", |_| {
+            Outcome::new(Verdict::Inconclusive, "")
+        })
+        .no_jail_impossible_where(Users::Unprivileged, || false, "never on this machine")
+        .no_jail_unsafe(Users::Root, "as root it would harm the host");
+        assert_eq!(
+            c.impossible_for(Who::User),
+            None,
+            "the condition does not hold"
+        );
+        assert_eq!(c.impossible_for(Who::Root), None);
+        assert_eq!(
+            c.unsafe_for(Who::Root),
+            Some("as root it would harm the host")
+        );
+        assert_eq!(c.unsafe_for(Who::User), None);
     }
 
     #[test]
