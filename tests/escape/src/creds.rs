@@ -118,11 +118,13 @@ fn leak_in_workspace(ctx: &Ctx<'_>) -> Vec<String> {
 }
 
 fn read_all(ctx: &Ctx<'_>, paths: &[String]) -> super::harness::RunOut {
+    // A missing scratch/ only loses the copies; the reads are judged all the same.
+    let _ = ctx.scratch();
     let list = paths.iter().map(|p| q(p)).collect::<Vec<_>>().join(" ");
     ctx.sh_steps(&[
         &format!(
             "for p in {list}; do f=\"$HOME/$p\"; cat \"$f\" 2>&1; find \"$f\" -type f -exec cat {{}} + 2>&1; \
-             ls -la \"$f\" >/dev/null 2>&1; cp -r \"$f\" ./copied-$(echo \"$p\" | tr / _) 2>/dev/null; done"
+             ls -la \"$f\" >/dev/null 2>&1; cp -r \"$f\" ./scratch/copied-$(echo \"$p\" | tr / _) 2>/dev/null; done"
         ),
         &format!(
             "python3 -c 'import mmap,os,sys\nfor p in sys.argv[1:]:\n  try:\n    f=open(os.path.expanduser(\"~/\"+p),\"rb\"); print(mmap.mmap(f.fileno(),0,prot=mmap.PROT_READ)[:80])\n  except Exception as e: pass' {list}"
@@ -258,12 +260,15 @@ fn links(ctx: &Ctx<'_>) -> Outcome {
     }
     let _ = ctx.own(&planted);
     let _ = ctx.own(&ctx.work.join("netrc"));
+    if let Err(e) = ctx.scratch() {
+        return Outcome::new(Verdict::Inconclusive, format!("harness: {e}"));
+    }
     let out = ctx.sh_steps(&[
         "cat keys/id_ed25519 netrc 2>&1",
-        "ln -s ~/.aws made",
-        "cat made/credentials 2>&1",
-        "ln ~/.netrc hard 2>&1",
-        "cat hard 2>&1",
+        "ln -s ~/.aws scratch/made",
+        "cat scratch/made/credentials 2>&1",
+        "ln ~/.netrc scratch/hard 2>&1",
+        "cat scratch/hard 2>&1",
         "cat /proc/*/root$HOME/.ssh/id_ed25519 2>&1",
         "cat /proc/self/cwd/../.ssh/id_ed25519 2>&1",
         "cat ~/.ssh/../.ssh/id_ed25519 2>&1",

@@ -388,10 +388,13 @@ fn nested_userns(ctx: &Ctx<'_>) -> Outcome {
 
 fn mount_commands(ctx: &Ctx<'_>) -> Outcome {
     let probe = ctx.outside.join("after-remount");
+    if let Err(e) = ctx.scratch() {
+        return Outcome::new(super::Verdict::Inconclusive, format!("harness: {e}"));
+    }
     let out = ctx.sh_steps(&[
-        "mkdir -p mnt",
-        "mount -t tmpfs none mnt 2>&1 && echo MOUNTED-tmpfs",
-        "mount --bind / mnt 2>&1 && echo MOUNTED-bind",
+        "mkdir -p scratch/mnt",
+        "mount -t tmpfs none scratch/mnt 2>&1 && echo MOUNTED-tmpfs",
+        "mount --bind / scratch/mnt 2>&1 && echo MOUNTED-bind",
         "mount -o remount,rw / 2>&1 && echo MOUNTED-remount",
         &format!(
             "touch {} 2>/dev/null && echo WROTE-outside",

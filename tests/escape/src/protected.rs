@@ -193,6 +193,9 @@ fn guarded(
             return harness_err(e);
         }
     }
+    if let Err(e) = ctx.scratch() {
+        return harness_err(e);
+    }
     let watch: Vec<PathBuf> = watch.iter().map(|w| ctx.work.join(w)).collect();
     let before = snapshot(&watch);
     let out = ctx.sh_steps(steps);
@@ -226,7 +229,7 @@ fn git_config(ctx: &Ctx<'_>) -> Outcome {
             "git config core.hooksPath ./evil-hooks",
             "git config core.fsmonitor 'touch /tmp/pwned'",
             "printf '[core]\\n\\tfsmonitor = touch /tmp/pwned\\n' >> .git/config",
-            "cp .git/config cfg && echo '[alias] st = !sh' >> cfg && cp cfg .git/config",
+            "cp .git/config scratch/cfg && echo '[alias] st = !sh' >> scratch/cfg && cp scratch/cfg .git/config",
             "sed -i 's/bare = false/bare = false\\n\\tpager = sh/' .git/config",
             "chmod 666 .git/config",
         ],
@@ -259,9 +262,9 @@ fn git_commondir(ctx: &Ctx<'_>) -> Outcome {
         &[],
         &[".git/commondir", ".git/config", ".git/hooks"],
         &[
-            "mkdir -p .evil-common && cp -r .git/objects .git/refs .git/HEAD .evil-common/ && \
-             printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = touch /tmp/pwned\\n' > .evil-common/config",
-            "echo ../.evil-common > .git/commondir",
+            "mkdir -p scratch/evil-common && cp -r .git/objects .git/refs .git/HEAD scratch/evil-common/ && \
+             printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = touch /tmp/pwned\\n' > scratch/evil-common/config",
+            "echo ../scratch/evil-common > .git/commondir",
             "echo evil > .git/config.worktree",
         ],
     )
@@ -338,10 +341,10 @@ fn replace(ctx: &Ctx<'_>) -> Outcome {
         &[".git/hooks", ".git/config", ".vscode", ".envrc", ".cordon"],
         &[
             "for p in .git/hooks .git/config .vscode .envrc .cordon; do rm -rf \"$p\"; mv \"$p\" \"$p.old\"; done",
-            "echo evil > evil",
-            "for p in .git/config .envrc; do mv -f evil \"$p\"; cp evil \"$p\"; done",
-            "mkdir -p evil-dir",
-            "mv -T evil-dir .vscode",
+            "echo evil > scratch/evil",
+            "for p in .git/config .envrc; do mv -f scratch/evil \"$p\"; cp scratch/evil \"$p\"; done",
+            "mkdir -p scratch/evil-dir",
+            "mv -T scratch/evil-dir .vscode",
             "ln -sfn /tmp .cordon",
         ],
     )

@@ -104,12 +104,15 @@ fn dotdot(ctx: &Ctx<'_>) -> Outcome {
         ctx.outside.join("dotdot-sibling.txt"),
         ctx.dir.join("dotdot-parent.txt"),
     ];
+    if let Err(e) = ctx.scratch() {
+        return Outcome::new(super::Verdict::Inconclusive, format!("harness: {e}"));
+    }
     let out = ctx.sh_steps(&[
         "echo x > ../dotdot-home.txt",
         "echo x > ../../outside/dotdot-sibling.txt",
-        "echo x > ./sub/../../../dotdot-parent.txt 2>/dev/null",
-        "mkdir -p sub",
-        "echo x > ./sub/../../../dotdot-parent.txt",
+        "echo x > ./scratch/sub/../../../../dotdot-parent.txt 2>/dev/null",
+        "mkdir -p scratch/sub",
+        "echo x > ./scratch/sub/../../../../dotdot-parent.txt",
     ]);
     let hit: Vec<String> = targets
         .iter()
@@ -127,17 +130,20 @@ fn symlink(ctx: &Ctx<'_>) -> Outcome {
     let _ = ctx.own(&planted);
     let a = ctx.outside.join("via-planted.txt");
     let b = ctx.outside.join("via-made.txt");
-    let made_link = format!("ln -s {} made-link", qp(&ctx.outside));
+    if let Err(e) = ctx.scratch() {
+        return Outcome::new(super::Verdict::Inconclusive, format!("harness: {e}"));
+    }
+    let made_link = format!("ln -s {} scratch/made-link", qp(&ctx.outside));
     let made_file_link = format!(
-        "ln -s {} made-file-link",
+        "ln -s {} scratch/made-file-link",
         qp(&ctx.outside.join("via-file-link.txt"))
     );
     let out = ctx.sh_steps(&[
         "echo x > planted-link/via-planted.txt",
         &made_link,
-        "echo x > made-link/via-made.txt",
+        "echo x > scratch/made-link/via-made.txt",
         &made_file_link,
-        "echo x > made-file-link",
+        "echo x > scratch/made-file-link",
     ]);
     let c = ctx.outside.join("via-file-link.txt");
     let hit = exists(&a) || exists(&b) || exists(&c);
@@ -158,12 +164,15 @@ fn hardlink(ctx: &Ctx<'_>) -> Outcome {
     if let Err(e) = ctx.plant(&target, "ORIGINAL\n") {
         return Outcome::new(super::Verdict::Inconclusive, format!("harness: {e}"));
     }
+    if let Err(e) = ctx.scratch() {
+        return Outcome::new(super::Verdict::Inconclusive, format!("harness: {e}"));
+    }
     let t = qp(&target);
     let out = ctx.sh_steps(&[
-        &format!("ln {t} hl 2>&1"),
-        "echo pwned >> hl 2>&1",
-        &format!("ln -P {t} hl2 2>&1"),
-        "echo pwned >> hl2",
+        &format!("ln {t} scratch/hl 2>&1"),
+        "echo pwned >> scratch/hl 2>&1",
+        &format!("ln -P {t} scratch/hl2 2>&1"),
+        "echo pwned >> scratch/hl2",
     ]);
     let now = std::fs::read_to_string(&target).unwrap_or_default();
     let links = std::fs::metadata(&target).map(|m| m.nlink()).unwrap_or(0);
@@ -182,13 +191,18 @@ fn rename(ctx: &Ctx<'_>) -> Outcome {
             return Outcome::new(super::Verdict::Inconclusive, format!("harness: {e}"));
         }
     }
+    if let Err(e) = ctx.scratch() {
+        return Outcome::new(super::Verdict::Inconclusive, format!("harness: {e}"));
+    }
     let (v, m) = (qp(&victim), qp(&movable));
     let out = ctx.sh_steps(&[
-        "echo evil > new.txt",
-        &format!("mv -f new.txt {v}"),
-        &format!("mv -f {m} ./stolen.txt"),
-        "echo evil > new2.txt",
-        &format!("python3 -c 'import os,sys; os.rename(sys.argv[1], sys.argv[2])' new2.txt {v}"),
+        "echo evil > scratch/new.txt",
+        &format!("mv -f scratch/new.txt {v}"),
+        &format!("mv -f {m} scratch/stolen.txt"),
+        "echo evil > scratch/new2.txt",
+        &format!(
+            "python3 -c 'import os,sys; os.rename(sys.argv[1], sys.argv[2])' scratch/new2.txt {v}"
+        ),
     ]);
     let v = std::fs::read_to_string(&victim).unwrap_or_default();
     let moved = !exists(&movable);
