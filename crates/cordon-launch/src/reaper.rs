@@ -292,12 +292,20 @@ pub(crate) fn reap(registry: BTreeMap<Item, Option<OwnedFd>>) {
     for (item, pidfd) in &registry {
         if let (Item::Jail(pid), Some(pidfd)) = (item, pidfd)
             && let Some(pid) = rustix::process::Pid::from_raw(*pid)
-            && !exited(pidfd, Duration::ZERO)
         {
-            // Its leader is alive, so the group id cannot have been reused.
-            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-            let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
-            exited(pidfd, deadline.saturating_duration_since(Instant::now()));
+            if !exited(pidfd, Duration::ZERO) {
+                // Its leader is alive, so the group id cannot have been reused.
+                let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+                let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+                exited(pidfd, deadline.saturating_duration_since(Instant::now()));
+            } else if group_has_members(pid) {
+                // The leader is gone but its group is not: under the Landlock backend the
+                // leader is the command itself, which its parent-death signal kills the moment
+                // the launcher dies, often before this pipe reads as closed, while what it
+                // started in the background lives on in its group. While a process is in the
+                // group, its id cannot have been reused either.
+                let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+            }
         }
     }
     // A jail whose launcher died between its spawn and its registration is not in the registry,
@@ -347,6 +355,28 @@ pub(crate) fn reap(registry: BTreeMap<Item, Option<OwnedFd>>) {
         pending = left;
         std::thread::sleep(Duration::from_millis(2));
     }
+}
+
+/// Whether any process is in the process group `pgid` (field 5 of `/proc/<pid>/stat`, after
+/// the command name in parentheses: state, parent, group).
+fn group_has_members(pgid: rustix::process::Pid) -> bool {
+    let want = pgid.as_raw_nonzero().get().to_string();
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
+        })
+        .any(|e| {
+            std::fs::read_to_string(e.path().join("stat")).is_ok_and(|stat| {
+                stat.rsplit_once(')')
+                    .and_then(|(_, rest)| rest.split_whitespace().nth(2))
+                    .is_some_and(|g| g == want)
+            })
+        })
 }
 
 /// Kills every process whose command line holds `marker` (and its process group), until none
@@ -494,6 +524,56 @@ mod tests {
             "the marked process was not killed: {status:?}"
         );
         assert!(start.elapsed() < Duration::from_secs(2));
+    }
+
+    #[test]
+    fn a_jail_whose_leader_died_first_has_the_rest_of_its_group_killed() {
+        // As under the Landlock backend when the launcher is SIGKILLed: the leader (the command
+        // itself) dies of its parent-death signal before the reaper looks, and a child it left
+        // in the background must not outlive the run.
+        let mut leader = std::process::Command::new("/bin/sh")
+            .args(["-c", "sleep 30 & echo $!; exit 0"])
+            .process_group(0)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("sh");
+        let pid = rustix::process::Pid::from_raw(i32::try_from(leader.id()).unwrap()).unwrap();
+        let pidfd = rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty())
+            .expect("pidfd_open");
+        let mut line = String::new();
+        std::io::BufRead::read_line(
+            &mut std::io::BufReader::new(leader.stdout.take().unwrap()),
+            &mut line,
+        )
+        .expect("read");
+        let child: i32 = line.trim().parse().expect("the background pid");
+        assert!(leader.wait().expect("wait").success());
+        let child = rustix::process::Pid::from_raw(child).unwrap();
+        assert!(
+            group_has_members(pid),
+            "the background child is in the leader's group"
+        );
+        let mut registry = BTreeMap::new();
+        registry.insert(Item::Jail(pid.as_raw_nonzero().get()), Some(pidfd));
+        reap(registry);
+        let gone = |p: rustix::process::Pid| {
+            std::fs::read_to_string(format!("/proc/{}/stat", p.as_raw_nonzero())).map_or(
+                true,
+                |s| {
+                    s.rsplit(')')
+                        .next()
+                        .is_some_and(|r| r.trim_start().starts_with('Z'))
+                },
+            )
+        };
+        let start = Instant::now();
+        while !gone(child) {
+            assert!(
+                start.elapsed() < Duration::from_secs(2),
+                "the background child of a dead leader outlived the reaper"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //! (host: the `shell` profile under bubblewrap; minimal: the `document-parser` profile under
 //! bubblewrap; landlock: the `shell` profile under the Landlock backend; serve: the `shell`
 //! profile under bubblewrap, each attack sent to `cordon serve` as the session's second command,
-//! so that it runs in a jail built ahead of it). Every column names its
+//! so that it runs in a jail built ahead of it; none: no jail at all, the payload run directly as
+//! the user, to prove every attack case escapes without one). Every jailed column names its
 //! backend with `--backend`, so a broken bubblewrap can never fall back to Landlock unnoticed.
 
 pub use cordon_test_support::user::Ids;
@@ -30,6 +31,10 @@ pub enum Jail {
     /// bubblewrap through `cordon serve`: the attack is the session's second request, handed to
     /// the jail the session built while idle (cordon-launch's warm.rs).
     Served,
+    /// No jail at all: the payload runs directly as the column's user, with the environment,
+    /// working directory, stdin and planted files cordon would have been given. Every attack case
+    /// must escape here (or declare why it cannot), else it tests nothing.
+    None,
 }
 
 /// One column of the matrix.
@@ -41,7 +46,7 @@ pub struct Column {
 }
 
 impl Column {
-    pub const ALL: [Column; 7] = [
+    pub const ALL: [Column; 9] = [
         Column::new(Who::Root, Posture::Host, Jail::Bwrap),
         Column::new(Who::Root, Posture::Minimal, Jail::Bwrap),
         Column::new(Who::User, Posture::Host, Jail::Bwrap),
@@ -49,6 +54,14 @@ impl Column {
         Column::new(Who::Root, Posture::Host, Jail::Landlock),
         Column::new(Who::User, Posture::Host, Jail::Landlock),
         Column::new(Who::Root, Posture::Host, Jail::Served),
+        Column::new(Who::Root, Posture::Host, Jail::None),
+        Column::new(Who::User, Posture::Host, Jail::None),
+    ];
+
+    /// The no-jail columns (`--no-jail`).
+    pub const NO_JAIL: [Column; 2] = [
+        Column::new(Who::Root, Posture::Host, Jail::None),
+        Column::new(Who::User, Posture::Host, Jail::None),
     ];
 
     const fn new(who: Who, posture: Posture, jail: Jail) -> Column {
@@ -65,6 +78,7 @@ impl Column {
             match (self.jail, self.posture) {
                 (Jail::Landlock, _) => "landlock",
                 (Jail::Served, _) => "serve",
+                (Jail::None, _) => "none",
                 (Jail::Bwrap, Posture::Host) => "host",
                 (Jail::Bwrap, Posture::Minimal) => "minimal",
             }
@@ -74,6 +88,11 @@ impl Column {
     /// Whether this column sends its attacks through `cordon serve`.
     pub fn served(self) -> bool {
         self.jail == Jail::Served
+    }
+
+    /// Whether this column runs the payload without any jail.
+    pub fn unjailed(self) -> bool {
+        self.jail == Jail::None
     }
 
     /// Whether this column runs the Landlock backend.
@@ -86,6 +105,7 @@ impl Column {
         match self.jail {
             Jail::Bwrap | Jail::Served => &["--backend", "bwrap"],
             Jail::Landlock => &["--backend", "landlock"],
+            Jail::None => &[],
         }
     }
 
@@ -168,7 +188,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn seven_columns_with_unique_names_that_parse_back() {
+    fn nine_columns_with_unique_names_that_parse_back() {
         let names: Vec<String> = Column::ALL.iter().map(|c| c.name()).collect();
         assert_eq!(
             names,
@@ -179,9 +199,13 @@ mod tests {
                 "user/minimal",
                 "root/landlock",
                 "user/landlock",
-                "root/serve"
+                "root/serve",
+                "root/none",
+                "user/none"
             ]
         );
+        assert!(Column::NO_JAIL.iter().all(|c| c.unjailed()));
+        assert_eq!(Column::ALL.iter().filter(|c| c.unjailed()).count(), 2);
         for c in Column::ALL {
             assert_eq!(Column::parse(&c.name()), Some(c));
         }
@@ -189,12 +213,15 @@ mod tests {
 
     #[test]
     fn every_column_names_its_backend() {
-        for c in Column::ALL {
+        for c in Column::ALL.into_iter().filter(|c| !c.unjailed()) {
             let want = if c.landlock() { "landlock" } else { "bwrap" };
             assert_eq!(c.backend_args(), ["--backend", want], "{}", c.name());
         }
         let landlock: Vec<_> = Column::ALL.iter().filter(|c| c.landlock()).collect();
         assert_eq!(landlock.len(), 2);
         assert!(landlock.iter().all(|c| c.posture == Posture::Host));
+        for c in Column::NO_JAIL {
+            assert!(c.backend_args().is_empty(), "{}", c.name());
+        }
     }
 }

@@ -7,7 +7,7 @@ use cordon_policy::defaults::{HOME_CREDENTIAL_MASKS, SYSTEM_CREDENTIAL_MASKS};
 
 use super::harness::{Ctx, cut, q};
 use super::matrix::{Outcome, Verdict};
-use super::{Case, Class};
+use super::{Case, Class, Users};
 
 pub fn cases() -> Vec<Case> {
     let c = Class::Credentials;
@@ -53,12 +53,22 @@ pub fn cases() -> Vec<Case> {
             c,
             "read another user's private files (root's jail has no capability to override modes)",
             other_users,
+        )
+        .no_jail_impossible(
+            Users::Unprivileged,
+            "the files are root's, mode 0600 in a 0700 directory: the host's modes already \
+             refuse an unprivileged user (the attack is root's capability to override modes)",
         ),
         Case::attack(
             "creds/system-secrets",
             c,
             "/etc/shadow, /etc/gshadow and the SSH host keys read as empty or not at all",
             system,
+        )
+        .no_jail_impossible(
+            Users::Unprivileged,
+            "they are root's files, not readable by others: the host's modes already refuse an \
+             unprivileged user (root reads them there)",
         ),
     ]
 }
@@ -107,13 +117,19 @@ fn leak_in_workspace(ctx: &Ctx<'_>) -> Vec<String> {
     out
 }
 
-fn read_all_script(paths: &[String]) -> String {
+fn read_all(ctx: &Ctx<'_>, paths: &[String]) -> super::harness::RunOut {
+    // A missing scratch/ only loses the copies; the reads are judged all the same.
+    let _ = ctx.scratch();
     let list = paths.iter().map(|p| q(p)).collect::<Vec<_>>().join(" ");
-    format!(
-        "for p in {list}; do f=\"$HOME/$p\"; cat \"$f\" 2>&1; find \"$f\" -type f -exec cat {{}} + 2>&1; \
-         ls -la \"$f\" >/dev/null 2>&1; cp -r \"$f\" ./copied-$(echo \"$p\" | tr / _) 2>/dev/null; done; \
-         python3 -c 'import mmap,os,sys\nfor p in sys.argv[1:]:\n  try:\n    f=open(os.path.expanduser(\"~/\"+p),\"rb\"); print(mmap.mmap(f.fileno(),0,prot=mmap.PROT_READ)[:80])\n  except Exception as e: pass' {list}; true"
-    )
+    ctx.sh_steps(&[
+        &format!(
+            "for p in {list}; do f=\"$HOME/$p\"; cat \"$f\" 2>&1; find \"$f\" -type f -exec cat {{}} + 2>&1; \
+             ls -la \"$f\" >/dev/null 2>&1; cp -r \"$f\" ./scratch/copied-$(echo \"$p\" | tr / _) 2>/dev/null; done"
+        ),
+        &format!(
+            "python3 -c 'import mmap,os,sys\nfor p in sys.argv[1:]:\n  try:\n    f=open(os.path.expanduser(\"~/\"+p),\"rb\"); print(mmap.mmap(f.fileno(),0,prot=mmap.PROT_READ)[:80])\n  except Exception as e: pass' {list}"
+        ),
+    ])
 }
 
 fn judge_leaks(ctx: &Ctx<'_>, out: &super::harness::RunOut, planted: usize) -> Outcome {
@@ -143,7 +159,7 @@ fn as_files(ctx: &Ctx<'_>) -> Outcome {
             planted.push((*m).to_owned());
         }
     }
-    let out = ctx.sh(&read_all_script(&planted));
+    let out = read_all(ctx, &planted);
     judge_leaks(ctx, &out, planted.len())
 }
 
@@ -158,16 +174,19 @@ fn as_dirs(ctx: &Ctx<'_>) -> Outcome {
             planted.push((*m).to_owned());
         }
     }
-    let out = ctx.sh(&read_all_script(&planted));
+    let out = read_all(ctx, &planted);
     judge_leaks(ctx, &out, planted.len())
 }
 
 fn absent(ctx: &Ctx<'_>) -> Outcome {
     clear_home(ctx);
-    let out = ctx.sh(
-        "mkdir -p ~/.ssh ~/.aws; echo 'ssh-ed25519 AAAA evil' > ~/.ssh/authorized_keys; \
-         echo '[default]' > ~/.aws/credentials; echo 'machine evil' > ~/.netrc; ls -la ~ >/dev/null",
-    );
+    let out = ctx.sh_steps(&[
+        "mkdir -p ~/.ssh ~/.aws",
+        "echo 'ssh-ed25519 AAAA evil' > ~/.ssh/authorized_keys",
+        "echo '[default]' > ~/.aws/credentials",
+        "echo 'machine evil' > ~/.netrc",
+        "ls -la ~ >/dev/null",
+    ]);
     let created: Vec<&str> = [".ssh", ".aws", ".netrc"]
         .into_iter()
         .filter(|p| ctx.home.join(p).exists())
@@ -193,11 +212,16 @@ fn deletion(ctx: &Ctx<'_>) -> Outcome {
         .map(|p| q(p))
         .collect::<Vec<_>>()
         .join(" ");
-    let out = ctx.sh(&format!(
-        "cd \"$HOME\" && rm -f .netrc 2>/dev/null; echo \"rm-existing $?\"; rm -f .pgpass 2>/dev/null; \
-         echo \"rm-absent $?\"; for p in {list}; do rm -rf \"$p\" 2>/dev/null; rm -f \"$p\"/* 2>/dev/null; \
-         unlink \"$p\" 2>/dev/null; done; true"
-    ));
+    // Relative paths from the (test-owned) home only: without it, nothing is removed at all.
+    let out = ctx.sh_steps(&[
+        "cd \"$HOME\" || exit 97",
+        "rm -f .netrc 2>/dev/null; echo \"rm-existing $?\"",
+        "rm -f .pgpass 2>/dev/null; echo \"rm-absent $?\"",
+        &format!(
+            "for p in {list}; do rm -rf \"$p\" 2>/dev/null; rm -f \"$p\"/* 2>/dev/null; \
+             unlink \"$p\" 2>/dev/null; done"
+        ),
+    ]);
     let status = |what: &str| {
         out.out
             .lines()
@@ -236,12 +260,20 @@ fn links(ctx: &Ctx<'_>) -> Outcome {
     }
     let _ = ctx.own(&planted);
     let _ = ctx.own(&ctx.work.join("netrc"));
-    let out = ctx.sh(
-        "cat keys/id_ed25519 netrc 2>&1; ln -s ~/.aws made; cat made/credentials 2>&1; \
-         ln ~/.netrc hard 2>&1; cat hard 2>&1; cat /proc/*/root$HOME/.ssh/id_ed25519 2>&1; \
-         cat /proc/self/cwd/../.ssh/id_ed25519 2>&1; cat ~/.ssh/../.ssh/id_ed25519 2>&1; \
-         tar -C ~ -cf - .ssh .aws .netrc 2>/dev/null | tar -xOf - 2>/dev/null; true",
-    );
+    if let Err(e) = ctx.scratch() {
+        return Outcome::new(Verdict::Inconclusive, format!("harness: {e}"));
+    }
+    let out = ctx.sh_steps(&[
+        "cat keys/id_ed25519 netrc 2>&1",
+        "ln -s ~/.aws scratch/made",
+        "cat scratch/made/credentials 2>&1",
+        "ln ~/.netrc scratch/hard 2>&1",
+        "cat scratch/hard 2>&1",
+        "cat /proc/*/root$HOME/.ssh/id_ed25519 2>&1",
+        "cat /proc/self/cwd/../.ssh/id_ed25519 2>&1",
+        "cat ~/.ssh/../.ssh/id_ed25519 2>&1",
+        "tar -C ~ -cf - .ssh .aws .netrc 2>/dev/null | tar -xOf - 2>/dev/null",
+    ]);
     judge_leaks(ctx, &out, 3)
 }
 
@@ -287,9 +319,10 @@ fn host_tmp(ctx: &Ctx<'_>) -> Outcome {
             );
         }
     }
-    let out = ctx.sh(&format!(
-        "ls -la /tmp /var/tmp 2>&1 | grep -c cordon-escape; cat /tmp/{name} /var/tmp/{name} 2>&1; true"
-    ));
+    let out = ctx.sh_steps(&[
+        "ls -la /tmp /var/tmp 2>&1 | grep -c cordon-escape",
+        &format!("cat /tmp/{name} /var/tmp/{name} 2>&1"),
+    ]);
     for p in &planted {
         let _ = std::fs::remove_file(p);
     }
@@ -315,11 +348,13 @@ fn other_users(ctx: &Ctx<'_>) -> Outcome {
     if let Err(e) = planted {
         return Outcome::new(Verdict::Inconclusive, format!("harness: {e}"));
     }
-    let out = ctx.sh(&format!(
-        "cat {} {} 2>&1; ls -la {} 2>&1; true",
-        super::harness::qp(&file),
-        super::harness::qp(&open_file),
-        super::harness::qp(&dir)
-    ));
+    let out = ctx.sh_steps(&[
+        &format!(
+            "cat {} {} 2>&1",
+            super::harness::qp(&file),
+            super::harness::qp(&open_file)
+        ),
+        &format!("ls -la {} 2>&1", super::harness::qp(&dir)),
+    ]);
     judge_leaks(ctx, &out, 2)
 }

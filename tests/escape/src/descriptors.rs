@@ -37,11 +37,13 @@ fn files(ctx: &Ctx<'_>) -> Outcome {
         .cordon()
         .inherit(&format!("9<{}", qp(&secret)))
         .inherit(&format!("8>>{}", qp(&append)))
-        .sh(
-            "ls -l /proc/self/fd; cat <&9 2>&1; echo pwned >&8 2>&1; \
-             for f in /proc/self/fd/*; do case ${f##*/} in 0|1|2) ;; *) timeout 2 head -c 200 \"$f\" </dev/null 2>/dev/null;; esac; done; \
-             python3 -c 'import os\nfor fd in range(3, 64):\n  try: os.set_blocking(fd, False); print(fd, os.read(fd, 100)); os.write(fd, b\"pwned\")\n  except OSError: pass'",
-        )
+        .steps(&[
+            "ls -l /proc/self/fd",
+            "cat <&9 2>&1",
+            "echo pwned >&8 2>&1",
+            "for f in /proc/self/fd/*; do case ${f##*/} in 0|1|2) ;; *) timeout 2 head -c 200 \"$f\" </dev/null 2>/dev/null;; esac; done",
+            "python3 -c 'import os\nfor fd in range(3, 64):\n  try: os.set_blocking(fd, False); print(fd, os.read(fd, 100)); os.write(fd, b\"pwned\")\n  except OSError: pass'",
+        ])
         .run();
     let read = out.all().contains(&ctx.marker());
     let appended = std::fs::read_to_string(&append).unwrap_or_default() != "ORIGINAL\n";

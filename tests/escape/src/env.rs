@@ -102,7 +102,7 @@ fn env_leak(ctx: &Ctx<'_>, out: &RunOut, needle: &str, names: &[&str]) -> Outcom
 fn credential_names(ctx: &Ctx<'_>) -> Outcome {
     let value = ctx.marker();
     let out = with_env(ctx.cordon(), CREDENTIAL_NAMES, &value)
-        .sh("env; cat /proc/self/environ | tr '\\0' '\\n'")
+        .steps(&["env", "cat /proc/self/environ | tr '\\0' '\\n'"])
         .run();
     env_leak(ctx, &out, &value, CREDENTIAL_NAMES)
 }
@@ -119,7 +119,10 @@ fn credential_pass(ctx: &Ctx<'_>) -> Outcome {
 
 fn injection(ctx: &Ctx<'_>) -> Outcome {
     // Every injector writes a marker file into the workspace when it takes effect.
-    let hit = |what: &str| ctx.work.join(format!("injected-{what}"));
+    if let Err(e) = ctx.scratch() {
+        return Outcome::new(Verdict::Inconclusive, format!("harness: {e}"));
+    }
+    let hit = |what: &str| ctx.work.join("scratch").join(format!("injected-{what}"));
     let sh = ctx.outside.join("inject.sh");
     let js = ctx.outside.join("inject.js");
     let pydir = ctx.outside.join("py");
@@ -192,14 +195,21 @@ fn injection(ctx: &Ctx<'_>) -> Outcome {
         .env("PERL5OPT", "-MInject")
         .env("PERL5LIB", &ctx.outside.display().to_string())
         .env("RUBYOPT", "-rinject")
-        .env("PROMPT_COMMAND", "touch injected-prompt")
+        .env("PROMPT_COMMAND", "touch scratch/injected-prompt")
         .env("GCONV_PATH", &ctx.outside.display().to_string())
-        .env("GIT_CONFIG_PARAMETERS", "'core.pager'='touch injected-git'")
-        .sh(
-            "env; bash -c true; sh -i -c true </dev/null 2>/dev/null; \
-             command -v node >/dev/null && node -e 0; python3 -c 0; python3 -i </dev/null 2>/dev/null; \
-             perl -e 1 2>/dev/null; true",
+        .env(
+            "GIT_CONFIG_PARAMETERS",
+            "'core.pager'='touch scratch/injected-git'",
         )
+        .steps(&[
+            "env",
+            "bash -c true",
+            "sh -i -c true </dev/null 2>/dev/null",
+            "command -v node >/dev/null && node -e 0",
+            "python3 -c 0",
+            "python3 -i </dev/null 2>/dev/null",
+            "perl -e 1 2>/dev/null",
+        ])
         .run();
     let injected: Vec<String> = ["bash", "node", "python", "pystartup", "perl"]
         .iter()
@@ -311,10 +321,12 @@ fn reserved(ctx: &Ctx<'_>) -> Outcome {
 }
 
 fn proc_environ(ctx: &Ctx<'_>) -> Outcome {
-    let out = ctx.sh(
-        "for e in /proc/[0-9]*/environ; do tr '\\0' '\\n' < \"$e\" 2>/dev/null; done; \
-         echo \"pid1=$(tr '\\0' ' ' < /proc/1/cmdline)\"",
-    );
+    // Every environment is read, but only lines with the launcher's marker leave the payload
+    // (without a jail these are the host's real processes: their variables stay in them).
+    let out = ctx.sh_steps(&[
+        "for e in /proc/[0-9]*/environ; do tr '\\0' '\\n' < \"$e\" 2>/dev/null | grep -F HOSTENV-; done",
+        "echo \"pid1=$(tr '\\0' ' ' < /proc/1/cmdline)\"",
+    ]);
     let host_mark = format!("HOSTENV-{}", ctx.token);
     let pid1 = out
         .out

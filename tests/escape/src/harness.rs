@@ -22,6 +22,10 @@ pub const STD_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/s
 /// timeouts are far shorter; this only keeps a broken launcher from hanging the suite).
 pub const HARD_DEADLINE: Duration = Duration::from_secs(90);
 
+/// The same in a no-jail column, where nothing but the harness stops a payload (the project
+/// file's limits and `--timeout` are cordon's): the longest payload needs a few seconds there.
+pub const NO_JAIL_DEADLINE: Duration = Duration::from_secs(12);
+
 /// Facts shared by every case of a run.
 #[derive(Debug)]
 pub struct Suite {
@@ -79,6 +83,9 @@ pub struct RunOut {
     pub took: Duration,
     /// The harness killed it at [`HARD_DEADLINE`].
     pub hung: bool,
+    /// The step markers a multi-step payload ([`Run::steps`]) prints after each step, whether
+    /// or not the step succeeded: all of them must be in `out`, else a step never ran.
+    pub steps: Vec<String>,
 }
 
 impl RunOut {
@@ -245,6 +252,16 @@ impl<'a> Ctx<'a> {
         Ok(path)
     }
 
+    /// `scratch/` in the workspace, made before the run: where a payload leaves the files the
+    /// harness judges it by. Under Landlock nothing can be created directly in the workspace
+    /// root (a documented limit), so a file judged there would be missing for that reason alone
+    /// and the case would read blocked having tested nothing.
+    pub fn scratch(&self) -> Result<PathBuf, String> {
+        let dir = self.work.join("scratch");
+        self.plant(&dir.join(".keep"), "")?;
+        Ok(dir)
+    }
+
     /// Where the canary goes.
     pub fn canary_path(&self) -> PathBuf {
         self.work.join(".escape-canary")
@@ -295,6 +312,7 @@ impl<'a> Ctx<'a> {
             cwd: None,
             path: STD_PATH.into(),
             binary: None,
+            steps: Vec::new(),
         }
     }
 
@@ -303,12 +321,20 @@ impl<'a> Ctx<'a> {
         self.cordon().sh(script).run()
     }
 
+    /// `cordon run --json -- /bin/sh -c '<canary>; step 1; marker 1; step 2; marker 2 …'`: see
+    /// [`Run::steps`].
+    pub fn sh_steps(&self, steps: &[&str]) -> RunOut {
+        self.cordon().steps(steps).run()
+    }
+
     /// Runs `code` with python3 in the jail after the canary.
     pub fn py(&self, code: &str) -> RunOut {
         self.cordon().py(code).run()
     }
 
-    /// An attack's verdict: no canary → INCONCLUSIVE; an unsandboxed run that ran → ESCAPED.
+    /// An attack's verdict: no canary → INCONCLUSIVE; a step of a multi-step payload that did
+    /// not run → INCONCLUSIVE (unless that already escaped); an unsandboxed run that ran →
+    /// ESCAPED.
     pub fn judge(&self, out: &RunOut, escaped: bool, detail: impl Into<String>) -> Outcome {
         let detail = detail.into();
         if !self.canary() {
@@ -318,6 +344,25 @@ impl<'a> Ctx<'a> {
                     "no canary (the payload did not prove it ran): {}; {}; stderr: {}",
                     out.brief(),
                     detail,
+                    cut(&out.err, 300)
+                ),
+            );
+        }
+        let missing: Vec<usize> = out
+            .steps
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| !out.out.lines().any(|l| l == m.as_str()))
+            .map(|(i, _)| i + 1)
+            .collect();
+        if !missing.is_empty() && !escaped && !out.unsandboxed() {
+            return Outcome::new(
+                Verdict::Inconclusive,
+                format!(
+                    "step(s) {missing:?} of {} never ran (the shell stopped before them), so \
+                     they were not attempted: {}; {detail}; stderr: {}",
+                    out.steps.len(),
+                    out.brief(),
                     cut(&out.err, 300)
                 ),
             );
@@ -437,6 +482,8 @@ pub struct Run<'c, 'a> {
     path: String,
     /// A copy of cordon placed by the case, run instead of the suite's build.
     binary: Option<PathBuf>,
+    /// The markers [`Run::steps`] makes the payload print.
+    steps: Vec<String>,
 }
 
 impl<'c, 'a> Run<'c, 'a> {
@@ -462,6 +509,22 @@ impl<'c, 'a> Run<'c, 'a> {
     pub fn sh(self, script: &str) -> Self {
         let full = format!("{}\n{script}", self.ctx.canary_sh());
         self.payload(["/bin/sh".into(), "-c".into(), OsString::from(full)])
+    }
+
+    /// `/bin/sh -c '<canary>; step 1; marker 1; step 2; marker 2 …'`: each step is followed by
+    /// a line that prints its own marker whatever the step's exit status, and [`Ctx::judge`]
+    /// wants every marker, so a step the shell never reached (a special built-in such as `:`
+    /// whose redirection failed makes `sh` exit; so does `exec`, `set`, `.`, `export`, `eval`
+    /// …) reads INCONCLUSIVE, never blocked.
+    pub fn steps(self, steps: &[&str]) -> Self {
+        let (script, markers) = marked(steps);
+        self.sh(&script).expect_steps(markers)
+    }
+
+    /// The step markers a payload built with [`marked`] prints: [`Ctx::judge`] wants them all.
+    pub fn expect_steps(mut self, markers: Vec<String>) -> Self {
+        self.steps = markers;
+        self
     }
 
     /// python3 running `code` (written to the workspace) after the canary.
@@ -553,6 +616,9 @@ impl<'c, 'a> Run<'c, 'a> {
             (None, Build::Mutants, _) | (None, _, Some(_)) => &ctx.suite.cordon_mutants,
             (None, Build::Default, None) => &ctx.suite.cordon,
         };
+        if ctx.column.unjailed() {
+            return self.unjailed_command();
+        }
         let mut argv: Vec<OsString> = match &served {
             // Isolated mode: the host-side driver must not run what the case plants in the
             // environment for the jail's python (PYTHONSTARTUP, PYTHONPATH, …).
@@ -607,6 +673,41 @@ impl<'c, 'a> Run<'c, 'a> {
         if let Some(m) = ctx.suite.mutant {
             cmd.env("CORDON_MUTANT", m);
         }
+        cmd
+    }
+
+    /// In a no-jail column: the payload itself, run directly as the column's user (through the
+    /// same descriptor-opening wrapper), in the same working directory and with the environment
+    /// cordon would have been given. cordon's options (`--timeout`, `--env`, `--cwd` …) and the
+    /// project file have no one to apply them: they are part of the jail.
+    fn unjailed_command(&self) -> Command {
+        let ctx = self.ctx;
+        let mut cmd = if self.inherit.is_empty() {
+            ctx.as_user(self.payload.clone())
+        } else {
+            let inner = ctx.as_user(self.payload.clone());
+            let mut words: Vec<OsString> = vec![inner.get_program().into()];
+            words.extend(inner.get_args().map(OsString::from));
+            let mut cmd = Command::new("/bin/sh");
+            cmd.arg("-c")
+                .arg(format!("exec {} && exec \"$@\"", self.inherit.join(" ")))
+                .arg("escape-wrapper")
+                .args(words);
+            cmd
+        };
+        cmd.env_clear()
+            .env("HOME", &ctx.home)
+            .env("PATH", &self.path)
+            .env("LANG", "C.UTF-8")
+            .env(
+                "XDG_CACHE_HOME",
+                ctx.suite.base.join(format!("cache-{}", ctx.ids.uid)),
+            )
+            .env("ESCAPE_HOST_MARK", format!("HOSTENV-{}", ctx.token))
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .current_dir(self.cwd.as_deref().unwrap_or(&ctx.work));
+        // Its own process group, so that the harness's deadline kills what it left running.
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
         cmd
     }
 
@@ -667,9 +768,25 @@ impl<'c, 'a> Run<'c, 'a> {
                 .take()
                 .map(|s| Box::new(s) as Box<dyn Read + Send>),
         );
-        let status = wait_deadline(&mut child, HARD_DEADLINE);
+        let unjailed = self.ctx.column.unjailed();
+        let deadline = if unjailed {
+            NO_JAIL_DEADLINE
+        } else {
+            HARD_DEADLINE
+        };
+        let status = wait_deadline(&mut child, deadline);
         let hung = status.is_none();
         if hung {
+            // The payload's whole process group (its own: see `unjailed_command`); never a
+            // group the harness did not make (no pid 0 or 1, which would mean every process).
+            if unjailed
+                && let Some(group) = i32::try_from(child.id())
+                    .ok()
+                    .filter(|pid| *pid > 1)
+                    .and_then(rustix::process::Pid::from_raw)
+            {
+                let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
+            }
             let _ = child.kill();
             let _ = child.wait();
         }
@@ -701,6 +818,7 @@ impl<'c, 'a> Run<'c, 'a> {
             err: payload_err,
             took: start.elapsed(),
             hung,
+            steps: self.steps.clone(),
         }
     }
 }
@@ -729,6 +847,21 @@ pub fn wait_for(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
     cond()
 }
 
+/// A shell script of `steps`, each followed by a line printing its own marker (whatever the
+/// step's exit status), and those markers; see [`Run::steps`].
+pub fn marked(steps: &[&str]) -> (String, Vec<String>) {
+    let tok = token();
+    let markers: Vec<String> = (1..=steps.len())
+        .map(|i| format!("escape-step-{i}-{tok}"))
+        .collect();
+    let script = steps
+        .iter()
+        .zip(&markers)
+        .map(|(step, marker)| format!("{step}\necho {marker}\n"))
+        .collect();
+    (script, markers)
+}
+
 /// Single-quotes a word for `/bin/sh`.
 pub fn q(word: &str) -> String {
     format!("'{}'", word.replace('\'', r"'\''"))
@@ -737,4 +870,55 @@ pub fn q(word: &str) -> String {
 /// Single-quotes a path for `/bin/sh`.
 pub fn qp(path: &Path) -> String {
     q(&path.display().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+    use super::*;
+
+    /// The markers `sh` printed for `steps`.
+    fn printed(steps: &[&str]) -> Vec<bool> {
+        let (script, markers) = marked(steps);
+        let out = Command::new("/bin/sh")
+            .arg("-c")
+            .arg(&script)
+            .stderr(Stdio::null())
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        markers
+            .iter()
+            .map(|m| text.lines().any(|l| l == m.as_str()))
+            .collect()
+    }
+
+    #[test]
+    fn every_step_prints_its_marker_whatever_its_exit_status() {
+        assert_eq!(
+            printed(&[
+                "true",
+                "false",
+                "ls /nonexistent-escape-dir",
+                "exit_status_is_ignored=1"
+            ]),
+            [true; 4]
+        );
+    }
+
+    #[test]
+    fn a_special_builtin_whose_redirection_fails_ends_the_shell_and_its_markers() {
+        // The writes/metadata defect: `: > file` where the file cannot be opened makes a POSIX
+        // shell exit, so nothing after it runs; `true >` does not.
+        let bad = "/nonexistent-escape-dir/victim";
+        assert_eq!(
+            printed(&["true", &format!(": > {bad}"), "true"]),
+            [true, false, false]
+        );
+        assert_eq!(
+            printed(&["true", &format!("true > {bad}"), "true"]),
+            [true, true, true]
+        );
+    }
 }

@@ -6,7 +6,7 @@ use std::os::unix::ffi::OsStringExt;
 
 use super::harness::{Ctx, cut, qp};
 use super::matrix::{Outcome, Verdict};
-use super::{Case, Class};
+use super::{Case, Class, Users};
 
 pub fn cases() -> Vec<Case> {
     let c = Class::LauncherInput;
@@ -31,7 +31,13 @@ pub fn cases() -> Vec<Case> {
             "workspaces named with quotes, newlines, spaces, $(…), backticks, non-UTF-8, 255 bytes, a leading dash",
             hostile_paths,
         )
-        .not_in_mutants(),
+        .not_in_mutants()
+        .no_jail_impossible(
+            Users::Both,
+            "the attack is the launcher mishandling a hostile name (expanding `$(…)`, splitting \
+             it, taking a leading dash for an option); with no launcher nothing interprets the \
+             names, and every payload runs in its directory as given",
+        ),
         Case::attack(
             "input/hostile-arguments",
             c,

@@ -6,7 +6,7 @@
 
 use super::harness::{Ctx, cut};
 use super::matrix::Outcome;
-use super::{Case, Class};
+use super::{Case, Class, Users};
 
 pub fn cases() -> Vec<Case> {
     let c = Class::Kernel;
@@ -46,6 +46,14 @@ pub fn cases() -> Vec<Case> {
             c,
             "init_module, finit_module, delete_module, kexec_load, kexec_file_load",
             |ctx| syscalls(ctx, MODULES),
+        )
+        .no_jail_impossible_where(
+            Users::Unprivileged,
+            modules_and_kexec,
+            "on a kernel with module and kexec support, each of these calls answers EPERM to a \
+             caller without CAP_SYS_MODULE or CAP_SYS_BOOT before it looks at its arguments: \
+             the same answer as the filter's (where the kernel lacks either, ENOSYS shows the \
+             call got through)",
         ),
         Case::attack(
             "kernel/file-handles",
@@ -82,6 +90,12 @@ pub fn cases() -> Vec<Case> {
             c,
             "`mount -t tmpfs`, a bind mount of /, `mount -o remount,rw /`",
             mount_commands,
+        )
+        .no_jail_unsafe(
+            Users::Root,
+            "as root with no jail it would mount a tmpfs and bind the host's / into the case \
+             directory (whose removal would then descend into the whole host filesystem) and \
+             remount the host's / read-write",
         ),
         Case::attack(
             "kernel/setuid-create",
@@ -94,6 +108,17 @@ pub fn cases() -> Vec<Case> {
             c,
             "open (never write) kernel tunables, sysrq, /dev/mem, /dev/kmsg and host disks for writing",
             tunables,
+        )
+        .no_jail_unsafe(
+            Users::Root,
+            "as root with no jail every open succeeds on the real host: the disks, /dev/mem and \
+             the kernel tunables opened for writing (closing a disk opened for writing makes \
+             udev re-probe it)",
+        )
+        .no_jail_impossible(
+            Users::Unprivileged,
+            "the host's modes refuse an unprivileged user write access to every tunable and \
+             device tried (all root-owned, not writable by others) before any jail is involved",
         ),
         Case::attack(
             "kernel/caps-and-nnp",
@@ -114,6 +139,12 @@ pub fn cases() -> Vec<Case> {
             setuid,
         ),
     ]
+}
+
+/// Whether the kernel has both loadable modules and kexec (each missing one answers ENOSYS).
+fn modules_and_kexec() -> bool {
+    std::path::Path::new("/proc/modules").exists()
+        && std::path::Path::new("/sys/kernel/kexec_loaded").exists()
 }
 
 const B: i64 = 1; // an address that is never mapped
@@ -322,14 +353,14 @@ fn foreign_abi(ctx: &Ctx<'_>) -> Outcome {
         return Outcome::new(super::Verdict::Unavailable, "x86_64 only");
     }
     let c = "int main(void){ long r; __asm__ volatile(\"int $0x80\" : \"=a\"(r) : \"a\"(20L)); return r > 0 ? 0 : 3; }\n";
-    if let Err(e) = ctx.file("int80.c", c) {
+    if let Err(e) = ctx.file("int80.c", c).and_then(|_| ctx.scratch()) {
         return Outcome::new(super::Verdict::Inconclusive, e);
     }
-    let out = ctx.sh(
+    let out = ctx.sh_steps(&[
         "python3 -c 'import ctypes; ctypes.CDLL(None).syscall(0x40000000 | 39); print(\"x32 survived\")'; \
-         echo \"x32 exit $?\"; \
-         if command -v gcc >/dev/null && gcc -o int80 int80.c 2>/dev/null; then ./int80; echo \"int80 exit $?\"; fi",
-    );
+         echo \"x32 exit $?\"",
+        "if command -v gcc >/dev/null && gcc -o scratch/int80 int80.c 2>/dev/null; then ./scratch/int80; echo \"int80 exit $?\"; fi",
+    ]);
     let x32_killed = out.out.contains("x32 exit 159");
     let int80 = out.out.lines().find_map(|l| l.strip_prefix("int80 exit "));
     let int80_ok = int80.is_none_or(|c| c.trim() == "159");
@@ -357,12 +388,19 @@ fn nested_userns(ctx: &Ctx<'_>) -> Outcome {
 
 fn mount_commands(ctx: &Ctx<'_>) -> Outcome {
     let probe = ctx.outside.join("after-remount");
-    let out = ctx.sh(&format!(
-        "mkdir -p mnt; mount -t tmpfs none mnt 2>&1 && echo MOUNTED-tmpfs; \
-         mount --bind / mnt 2>&1 && echo MOUNTED-bind; mount -o remount,rw / 2>&1 && echo MOUNTED-remount; \
-         touch {} 2>/dev/null && echo WROTE-outside; true",
-        super::harness::qp(&probe)
-    ));
+    if let Err(e) = ctx.scratch() {
+        return Outcome::new(super::Verdict::Inconclusive, format!("harness: {e}"));
+    }
+    let out = ctx.sh_steps(&[
+        "mkdir -p scratch/mnt",
+        "mount -t tmpfs none scratch/mnt 2>&1 && echo MOUNTED-tmpfs",
+        "mount --bind / scratch/mnt 2>&1 && echo MOUNTED-bind",
+        "mount -o remount,rw / 2>&1 && echo MOUNTED-remount",
+        &format!(
+            "touch {} 2>/dev/null && echo WROTE-outside",
+            super::harness::qp(&probe)
+        ),
+    ]);
     let mounted: Vec<&str> = out
         .out
         .lines()
@@ -551,15 +589,24 @@ fn tunables(ctx: &Ctx<'_>) -> Outcome {
 fn setuid_create(ctx: &Ctx<'_>) -> Outcome {
     use std::os::unix::fs::PermissionsExt;
     // Harmless programs only (`true`), and the case directory is removed afterwards.
-    let out = ctx.sh(
-        "cp /bin/true suid-chmod; chmod 4755 suid-chmod; cp /bin/true sgid-chmod; chmod 2755 sgid-chmod; \
-         install -m 4755 /bin/true suid-install 2>/dev/null; \
-         python3 -c 'import os\nfd = os.open(\"suid-open\", os.O_CREAT | os.O_WRONLY, 0o4755); os.close(fd)\n\
+    let scratch = match ctx.scratch() {
+        Ok(d) => d,
+        Err(e) => return Outcome::new(super::Verdict::Inconclusive, e),
+    };
+    let out = ctx.sh_steps(&[
+        "cd scratch || exit 97",
+        "cp /bin/true suid-chmod",
+        "chmod 4755 suid-chmod",
+        "cp /bin/true sgid-chmod",
+        "chmod 2755 sgid-chmod",
+        "install -m 4755 /bin/true suid-install 2>/dev/null",
+        "python3 -c 'import os\nfd = os.open(\"suid-open\", os.O_CREAT | os.O_WRONLY, 0o4755); os.close(fd)\n\
 try:\n  os.mknod(\"suid-mknod\", 0o104755)\nexcept OSError: pass\n\
-os.chmod(\"suid-chmod\", 0o4755)'; ls -l; true",
-    );
+os.chmod(\"suid-chmod\", 0o4755)'",
+        "ls -l",
+    ]);
     let mut marked: Vec<String> = Vec::new();
-    if let Ok(dir) = std::fs::read_dir(&ctx.work) {
+    if let Ok(dir) = std::fs::read_dir(&scratch) {
         for e in dir.flatten() {
             if let Ok(m) = e.metadata()
                 && m.permissions().mode() & 0o6000 != 0

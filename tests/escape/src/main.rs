@@ -6,6 +6,23 @@
 //! - **An attack proves nothing unless the payload ran.** Each payload first writes a canary (a
 //!   random token) into the workspace; without it the cell reads INCONCLUSIVE, which fails the
 //!   suite like an escape.
+//! - **Nor unless every step of it ran.** A payload that tries several things is built with
+//!   [`Run::steps`](harness::Run::steps): after each step it prints that step's marker, whatever
+//!   the step's outcome, and the judge wants every marker, so a step the shell never reached (a
+//!   failed redirection on a special built-in such as `:` or `exec` makes `sh` exit) reads
+//!   INCONCLUSIVE, never blocked. Files the harness judges a payload by are left in a `scratch/`
+//!   directory made beforehand, never directly in the workspace root (where Landlock refuses any
+//!   new entry, which would read blocked for that reason alone).
+//! - **An attack must be able to succeed.** The no-jail columns (`root/none`, `user/none`; alone
+//!   with `--no-jail`) run every attack case with no jail at all: the payload runs directly as
+//!   that user, in the same workspace, with the same planted home and sentinels, environment,
+//!   working directory and stdin (cordon's own options and the project file's limits have no one
+//!   to apply them), judged by the same judge, and must read `escapes` there; NO-ESCAPE fails the
+//!   suite (the case tests nothing). A case the host itself refuses for some user says so in
+//!   [`Case::no_jail_impossible`] (`impossible`, never counted as passed; STALE-IMPOSSIBLE, a
+//!   failure, if it escapes after all), and a payload that would harm the host without a jail
+//!   (mounts over it, opens its disks, floods it) says so in [`Case::no_jail_unsafe`] (`unsafe`,
+//!   not run there). The controls do not run in these columns.
 //! - **Judge on the host.** Wherever possible the harness checks the effect from outside: the file
 //!   on the host is absent or unchanged, the host listener saw no connection, the host process is
 //!   alive. Otherwise the payload's output is searched for a sentinel it must not have seen.
@@ -15,8 +32,9 @@
 //!   scores zero.
 //! - **Columns.** root and an unprivileged user ([`USER`](cordon_test_support::user::USER),
 //!   created when missing, dropped to with `setpriv`) × the host and minimal postures under
-//!   bubblewrap, plus the host posture under the Landlock backend. A column that cannot run is
-//!   reported as unavailable, never as passed, and under `CI=true` that is a failure.
+//!   bubblewrap, plus the host posture under the Landlock backend, root through `cordon serve`,
+//!   and both users with no jail. A column that cannot run is reported as unavailable, never as
+//!   passed, and under `CI=true` that is a failure.
 //! - **Landlock limits are declared, never inferred.** A case the Landlock backend cannot block
 //!   (or serve) says why in [`Case::landlock_limit`]; only then does ESCAPED (or BROKEN) in a
 //!   landlock column read LIMIT. A declared limit that shows in no landlock column (blocked there)
@@ -125,6 +143,13 @@ pub struct Case {
     pub in_mutants: bool,
     /// Why the Landlock backend cannot block (or serve) this case, if it cannot.
     pub landlock_limit: Option<&'static str>,
+    /// For whom, and why, this attack cannot succeed even without a jail (the host itself
+    /// refuses it), if it cannot: its no-jail cells then read `impossible` (never passed), and
+    /// STALE-IMPOSSIBLE if it escapes there after all.
+    pub no_jail_impossible: Option<(Users, Option<Applies>, &'static str)>,
+    /// For whom, and why, this payload must not run without a jail (it would harm the host):
+    /// its no-jail cells read `unsafe` and it is not run there.
+    pub no_jail_unsafe: Option<(Users, &'static str)>,
     /// Runs the case in one column and gives its verdict.
     pub run: fn(&Ctx<'_>) -> Outcome,
 }
@@ -144,6 +169,8 @@ impl Case {
             exclusive: false,
             in_mutants: true,
             landlock_limit: None,
+            no_jail_impossible: None,
+            no_jail_unsafe: None,
             run,
         }
     }
@@ -165,6 +192,87 @@ impl Case {
     pub const fn landlock_limit(mut self, why: &'static str) -> Case {
         self.landlock_limit = Some(why);
         self
+    }
+
+    /// Declares that the attack cannot succeed for `users` even without a jail, because the
+    /// host itself refuses it (file modes, missing capabilities): in their no-jail column it
+    /// reads `impossible`, and STALE-IMPOSSIBLE (a failure) if it escapes there.
+    pub const fn no_jail_impossible(mut self, users: Users, why: &'static str) -> Case {
+        self.no_jail_impossible = Some((users, None, why));
+        self
+    }
+
+    /// The same, only on machines where `applies` holds (a kernel feature, a device): elsewhere
+    /// the case must escape without a jail like any other.
+    pub const fn no_jail_impossible_where(
+        mut self,
+        users: Users,
+        applies: Applies,
+        why: &'static str,
+    ) -> Case {
+        self.no_jail_impossible = Some((users, Some(applies), why));
+        self
+    }
+
+    /// Declares that the payload must not run for `users` without a jail, because it would
+    /// harm the host there (mounts, devices, unbounded memory or processes): in their no-jail
+    /// column it is not run and reads `unsafe`.
+    pub const fn no_jail_unsafe(mut self, users: Users, why: &'static str) -> Case {
+        self.no_jail_unsafe = Some((users, why));
+        self
+    }
+
+    /// The declared impossibility without a jail for `who`, if any.
+    pub fn impossible_for(&self, who: columns::Who) -> Option<&'static str> {
+        self.no_jail_impossible.and_then(|(users, applies, why)| {
+            (users.include(who) && applies.is_none_or(|f| f())).then_some(why)
+        })
+    }
+
+    /// The declared danger without a jail for `who`, if any.
+    pub fn unsafe_for(&self, who: columns::Who) -> Option<&'static str> {
+        self.no_jail_unsafe
+            .and_then(|(users, why)| users.include(who).then_some(why))
+    }
+
+    /// Whether this is an attack (the no-jail columns run attacks, not the controls).
+    pub fn is_attack(&self) -> bool {
+        self.class != Class::Usability
+    }
+}
+
+/// Whether a machine-dependent no-jail declaration holds on this machine.
+pub type Applies = fn() -> bool;
+
+/// Whom a no-jail declaration concerns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Users {
+    /// root and the unprivileged user.
+    Both,
+    /// root only.
+    Root,
+    /// The unprivileged user only.
+    Unprivileged,
+}
+
+impl Users {
+    /// Whether `who` is among them.
+    pub fn include(self, who: columns::Who) -> bool {
+        matches!(
+            (self, who),
+            (Users::Both, _)
+                | (Users::Root, columns::Who::Root)
+                | (Users::Unprivileged, columns::Who::User)
+        )
+    }
+
+    /// In words, for the matrix.
+    pub fn words(self) -> &'static str {
+        match self {
+            Users::Both => "root and the user",
+            Users::Root => "root",
+            Users::Unprivileged => "the unprivileged user",
+        }
     }
 }
 
@@ -224,6 +332,8 @@ pub struct Options {
     pub keep: bool,
     /// Only these weakenings (default: all).
     pub mutant: Vec<String>,
+    /// Only the no-jail columns (`root/none`, `user/none`), attack cases only.
+    pub no_jail: bool,
 }
 
 fn err(msg: impl Into<String>) -> Error {
@@ -240,7 +350,7 @@ struct EscapeArgs {
     /// Run the cases against deliberately weakened launchers; fail unless each is caught.
     #[arg(long)]
     mutants: bool,
-    /// Only these columns (root/host, root/minimal, user/host, user/minimal, root/landlock, user/landlock); default: all.
+    /// Only these columns (root/host, root/minimal, user/host, user/minimal, root/landlock, user/landlock, root/serve, root/none, user/none); default: all.
     #[arg(long, value_delimiter = ',')]
     columns: Vec<String>,
     /// Only the cases whose id starts with one of these prefixes.
@@ -255,6 +365,10 @@ struct EscapeArgs {
     /// With --mutants: only these weakenings.
     #[arg(long, value_delimiter = ',')]
     mutant: Vec<String>,
+    /// Only the no-jail columns (root/none, user/none): every attack case run with no jail at
+    /// all must escape (or declare why it cannot); with --columns, only those of them.
+    #[arg(long, conflicts_with = "mutants")]
+    no_jail: bool,
 }
 
 fn main() -> ExitCode {
@@ -267,6 +381,7 @@ fn main() -> ExitCode {
         jobs: args.jobs,
         keep: args.keep,
         mutant: args.mutant,
+        no_jail: args.no_jail,
     };
     match run(&cordon_test_support::workspace_root(), &opts) {
         Ok(()) => ExitCode::SUCCESS,
@@ -282,7 +397,11 @@ pub fn run(root: &Path, opts: &Options) -> Result<(), Error> {
     let started = Instant::now();
     let ci = std::env::var("CI").is_ok_and(|v| v == "true");
     let columns: Vec<Column> = if opts.columns.is_empty() {
-        Column::ALL.to_vec()
+        if opts.no_jail {
+            Column::NO_JAIL.to_vec()
+        } else {
+            Column::ALL.to_vec()
+        }
     } else {
         opts.columns
             .iter()
@@ -296,12 +415,22 @@ pub fn run(root: &Path, opts: &Options) -> Result<(), Error> {
             })
             .collect::<Result<_, _>>()?
     };
+    if opts.no_jail
+        && let Some(jailed) = columns.iter().find(|c| !c.unjailed())
+    {
+        return Err(err(format!(
+            "--no-jail runs only {}; {} has a jail",
+            Column::NO_JAIL.map(Column::name).join(" and "),
+            jailed.name()
+        )));
+    }
     let ids = columns::identities();
     let suite = prepare(root, &ids, opts)?;
     let cases = all_cases();
     let selected: Vec<&Case> = cases
         .iter()
         .filter(|c| opts.only.is_empty() || opts.only.iter().any(|o| c.id.starts_with(o.as_str())))
+        .filter(|c| !opts.no_jail || c.is_attack())
         .collect();
     if selected.is_empty() {
         return Err(err("no case matches --only"));
@@ -318,7 +447,13 @@ pub fn run(root: &Path, opts: &Options) -> Result<(), Error> {
     }
     println!(
         "escape-suite{}: {:.1} s",
-        if opts.mutants { " --mutants" } else { "" },
+        if opts.mutants {
+            " --mutants"
+        } else if opts.no_jail {
+            " --no-jail"
+        } else {
+            ""
+        },
         started.elapsed().as_secs_f64()
     );
     result
@@ -405,13 +540,27 @@ fn execute(
     let results = Mutex::new(Vec::new());
     let one = |job: &Job<'_>| {
         let started = Instant::now();
+        let unjailed = job.column.unjailed();
         let outcome = match ids.ids(job.column.who) {
             Err(why) => Outcome::new(Verdict::Unavailable, why),
+            Ok(_) if unjailed && job.case.unsafe_for(job.column.who).is_some() => Outcome::new(
+                Verdict::Unsafe,
+                format!(
+                    "not run without a jail: {}",
+                    job.case.unsafe_for(job.column.who).unwrap_or_default()
+                ),
+            ),
             Ok(i) => match Ctx::new(suite, job.column, i, job.case.id) {
                 Err(e) => Outcome::new(Verdict::Inconclusive, format!("harness: {e}")),
                 Ok(ctx) => {
-                    let o = (job.case.run)(&ctx);
-                    if o.verdict == Verdict::Blocked || o.verdict == Verdict::Ok {
+                    let mut o = (job.case.run)(&ctx);
+                    if unjailed {
+                        o = matrix::no_jail_verdict(job.case.impossible_for(job.column.who), o);
+                    }
+                    if matches!(
+                        o.verdict,
+                        Verdict::Blocked | Verdict::Ok | Verdict::Escapes | Verdict::Impossible
+                    ) {
                         let _ = std::fs::remove_dir_all(&ctx.dir);
                     }
                     o
@@ -479,7 +628,8 @@ fn run_matrix(
     }
     let mut jobs = Vec::new();
     for (row, case) in cases.iter().enumerate() {
-        for column in columns {
+        // The no-jail columns run the attacks only: a control proves nothing without a jail.
+        for column in columns.iter().filter(|c| case.is_attack() || !c.unjailed()) {
             jobs.push(Job {
                 row,
                 case,
@@ -563,7 +713,7 @@ fn run_matrix(
 /// weakenings are bubblewrap's defences), and the serve column when it is selected, so that
 /// jails built ahead of their command are weakened and caught too.
 fn mutant_columns(ids: &Identities, columns: &[Column]) -> Vec<Column> {
-    let runnable = |c: &Column| !c.landlock() && ids.ids(c.who).is_ok();
+    let runnable = |c: &Column| !c.landlock() && !c.unjailed() && ids.ids(c.who).is_ok();
     let cold = columns.iter().copied().find(|c| runnable(c) && !c.served());
     let served = columns.iter().copied().find(|c| runnable(c) && c.served());
     cold.into_iter().chain(served).collect()
@@ -869,6 +1019,66 @@ mod tests {
         );
         assert!(picked.iter().all(|c| !c.landlock()), "{picked:?}");
         assert!(!picked[0].served() && picked[1].served(), "{picked:?}");
+    }
+
+    #[test]
+    fn the_no_jail_declarations_give_their_reasons_and_concern_attacks_only() {
+        let cases = all_cases();
+        let mut declared = 0;
+        for c in &cases {
+            for (users, why) in [
+                c.no_jail_impossible.map(|(u, _, w)| (u, w)),
+                c.no_jail_unsafe,
+            ]
+            .into_iter()
+            .flatten()
+            {
+                declared += 1;
+                assert!(
+                    c.is_attack(),
+                    "{}: a control never runs without a jail",
+                    c.id
+                );
+                assert!(why.split_whitespace().count() >= 8, "{}: {why:?}", c.id);
+                assert!(!users.words().is_empty());
+            }
+            // One user cannot be both: a case is either run (and judged) there or not.
+            if let (Some((a, _, _)), Some((b, _))) = (c.no_jail_impossible, c.no_jail_unsafe) {
+                for who in [columns::Who::Root, columns::Who::User] {
+                    assert!(!(a.include(who) && b.include(who)), "{}", c.id);
+                }
+            }
+        }
+        assert!(declared > 0);
+        let attacks = cases.iter().filter(|c| c.is_attack()).count();
+        assert!(
+            declared * 5 < attacks,
+            "{declared} of {attacks} attacks declared: the no-jail check would prove little"
+        );
+    }
+
+    #[test]
+    fn no_jail_declarations_name_their_users() {
+        use columns::Who;
+        assert!(Users::Both.include(Who::Root) && Users::Both.include(Who::User));
+        assert!(Users::Root.include(Who::Root) && !Users::Root.include(Who::User));
+        assert!(!Users::Unprivileged.include(Who::Root) && Users::Unprivileged.include(Who::User));
+        let c = Case::attack("x/y", Class::Kernel, "about", |_| {
+            Outcome::new(Verdict::Inconclusive, "")
+        })
+        .no_jail_impossible_where(Users::Unprivileged, || false, "never on this machine")
+        .no_jail_unsafe(Users::Root, "as root it would harm the host");
+        assert_eq!(
+            c.impossible_for(Who::User),
+            None,
+            "the condition does not hold"
+        );
+        assert_eq!(c.impossible_for(Who::Root), None);
+        assert_eq!(
+            c.unsafe_for(Who::Root),
+            Some("as root it would harm the host")
+        );
+        assert_eq!(c.unsafe_for(Who::User), None);
     }
 
     #[test]

@@ -29,6 +29,18 @@ pub enum Verdict {
     Limit,
     /// The case declares a Landlock limit, yet the landlock column blocked it (or served it).
     StaleLimit,
+    /// No-jail column: the attack succeeded without a jail, so the case can tell an escape.
+    Escapes,
+    /// No-jail column: the attack did not succeed even without a jail: the case tests nothing.
+    NoEscape,
+    /// No-jail column: did not escape, as the case declares it cannot for this user without a
+    /// jail (the host itself refuses). Never counted as passed.
+    Impossible,
+    /// No-jail column: escaped although the case declares that impossible.
+    StaleImpossible,
+    /// No-jail column: not run, as the case declares its payload could harm the host without a
+    /// jail. Never counted as passed.
+    Unsafe,
 }
 
 impl Verdict {
@@ -43,6 +55,11 @@ impl Verdict {
             Verdict::Unavailable => "unavailable",
             Verdict::Limit => "LIMIT",
             Verdict::StaleLimit => "STALE-LIMIT",
+            Verdict::Escapes => "escapes",
+            Verdict::NoEscape => "NO-ESCAPE",
+            Verdict::Impossible => "impossible",
+            Verdict::StaleImpossible => "STALE-IMPOSSIBLE",
+            Verdict::Unsafe => "unsafe",
         }
     }
 
@@ -50,7 +67,12 @@ impl Verdict {
     pub fn fails(self) -> bool {
         matches!(
             self,
-            Verdict::Escaped | Verdict::Inconclusive | Verdict::Broken | Verdict::StaleLimit
+            Verdict::Escaped
+                | Verdict::Inconclusive
+                | Verdict::Broken
+                | Verdict::StaleLimit
+                | Verdict::NoEscape
+                | Verdict::StaleImpossible
         )
     }
 }
@@ -68,6 +90,38 @@ impl Outcome {
             verdict,
             detail: detail.into(),
         }
+    }
+}
+
+/// The verdict of an attack case in a no-jail column, from what its judge said: ESCAPED is what
+/// must happen there (`escapes`), blocked means the case cannot see its own attack succeed
+/// (NO-ESCAPE, a failure), unless the case declares that impossible for this user without a jail
+/// (`impossible`; and then an escape fails as STALE-IMPOSSIBLE). INCONCLUSIVE and unavailable
+/// stay as they are.
+pub fn no_jail_verdict(impossible: Option<&'static str>, o: Outcome) -> Outcome {
+    match (o.verdict, impossible) {
+        (Verdict::Escaped, None) => Outcome::new(Verdict::Escapes, o.detail),
+        (Verdict::Escaped, Some(why)) => Outcome::new(
+            Verdict::StaleImpossible,
+            format!(
+                "escaped without a jail although the case declares that impossible ({why}): \
+                 remove the declaration; {}",
+                o.detail
+            ),
+        ),
+        (Verdict::Blocked, None) => Outcome::new(
+            Verdict::NoEscape,
+            format!(
+                "did not escape even without a jail: the case does not attempt (or cannot see) \
+                 its attack, fix it; {}",
+                o.detail
+            ),
+        ),
+        (Verdict::Blocked, Some(why)) => Outcome::new(
+            Verdict::Impossible,
+            format!("declared impossible without a jail ({why}): {}", o.detail),
+        ),
+        _ => o,
     }
 }
 
@@ -241,8 +295,10 @@ impl Matrix {
              judges the effect on the host (the file is absent, the listener saw no connection, the \
              process is alive). The rules and every case are in `tests/escape/src/`.\n\n\
              Verdicts: **blocked** (the attack ran and failed), **ESCAPED**, **INCONCLUSIVE** (no \
-             proof the payload ran), **ok** / **BROKEN** (controls), **unavailable** (the column or \
-             the tool does not exist on the machine; never counted as passed).\n\n\
+             proof the payload ran, or a step of a multi-step payload never ran: each step prints \
+             a marker after it, whatever its outcome, and every marker must be seen), **ok** / \
+             **BROKEN** (controls), **unavailable** (the column or the tool does not exist on the \
+             machine; never counted as passed).\n\n\
              Columns: the user cordon runs as (root, or an unprivileged user the suite creates and \
              drops to with `setpriv`) × the jail (*host*: the `shell` profile under bubblewrap; \
              *minimal*: the `document-parser` profile under bubblewrap; *landlock*: the `shell` \
@@ -254,6 +310,19 @@ impl Matrix {
              **LIMIT** marks a landlock cell the case declares the Landlock backend cannot block \
              or serve (listed with reasons in `docs/backends.md`); a declared limit that no longer \
              shows reads **STALE-LIMIT** and fails the suite.\n\n\
+             The *none* columns (`root/none`, `user/none`; alone: `cargo xtask escape-suite \
+             --no-jail`) prove that every attack case can fail: each payload runs with **no jail \
+             at all**, directly as that user, in the same workspace with the same planted home, \
+             sentinels, environment, working directory and stdin, judged by the same judge (only \
+             what cordon itself would apply, its options and the project file's limits, is \
+             absent). There an attack must read **escapes**; **NO-ESCAPE** (it did not escape even \
+             without a jail: the case does not attempt, or cannot see, its attack) fails the \
+             suite. A case the host itself refuses for some user (file modes, missing \
+             capabilities, a kernel feature) declares it and reads **impossible**, never counted \
+             as passed; if it escapes after all it reads **STALE-IMPOSSIBLE** and fails. A payload \
+             that could harm the host without a jail declares it and reads **unsafe**: it is not \
+             run there. Both lists, with their reasons, are at the end. The controls do not run \
+             in these columns (`-`).\n\n\
              `cargo xtask escape-suite --mutants` proves the suite can fail: it reruns the cases \
              against launchers weakened one defence at a time (no network namespace, no seccomp \
              filter, no PID namespace, no credential masks, a writable root, inherited descriptors \
@@ -296,8 +365,15 @@ impl Matrix {
             let _ = write!(out, "| `{}` | {} |", row.id, row.about.replace('|', "\\|"));
             for c in &self.columns {
                 let word = row.results.get(c).map_or("-", |o| o.verdict.word());
-                let word = if matches!(word, "ESCAPED" | "INCONCLUSIVE" | "BROKEN" | "STALE-LIMIT")
-                {
+                let word = if matches!(
+                    word,
+                    "ESCAPED"
+                        | "INCONCLUSIVE"
+                        | "BROKEN"
+                        | "STALE-LIMIT"
+                        | "NO-ESCAPE"
+                        | "STALE-IMPOSSIBLE"
+                ) {
                     format!("**{word}**")
                 } else {
                     word.to_owned()
@@ -316,6 +392,33 @@ impl Matrix {
                     .map(move |(c, o)| format!("- `{}` in `{c}`: {}", r.id, o.detail))
             })
             .collect();
+        out.push_str(
+            "\n## Without a jail: declared impossible or unsafe\n\n\
+             Every other attack case must escape in the *none* columns.\n\n",
+        );
+        for case in cases {
+            if let Some((users, applies, why)) = case.no_jail_impossible {
+                let _ = writeln!(
+                    out,
+                    "- `{}`: impossible for {}{}: {why}",
+                    case.id,
+                    users.words(),
+                    if applies.is_some() {
+                        " on the machines it names"
+                    } else {
+                        ""
+                    }
+                );
+            }
+            if let Some((users, why)) = case.no_jail_unsafe {
+                let _ = writeln!(
+                    out,
+                    "- `{}`: unsafe for {}, not run: {why}",
+                    case.id,
+                    users.words()
+                );
+            }
+        }
         if !unavailable.is_empty() {
             out.push_str("\n## Cells that could not run here\n\n");
             for line in unavailable {
@@ -331,7 +434,9 @@ impl Matrix {
         let cells: Vec<&Outcome> = row
             .results
             .iter()
-            .filter(|(c, _)| Column::parse(c).is_some_and(|c| c.landlock() == landlock))
+            .filter(|(c, _)| {
+                Column::parse(c).is_some_and(|c| !c.unjailed() && c.landlock() == landlock)
+            })
             .map(|(_, o)| o)
             .filter(|o| o.verdict != Verdict::Unavailable)
             .collect();
@@ -595,6 +700,63 @@ mod tests {
         assert_eq!(verdict(&m, 0, "root/landlock"), Verdict::Limit);
         assert_eq!(verdict(&m, 1, "root/landlock"), Verdict::Inconclusive);
         assert_eq!(m.failures().len(), 1);
+    }
+
+    #[test]
+    fn without_a_jail_an_escape_passes_and_anything_blocked_fails_unless_declared() {
+        let o = |v| Outcome::new(v, "detail");
+        let escapes = no_jail_verdict(None, o(Verdict::Escaped));
+        assert_eq!(escapes.verdict, Verdict::Escapes);
+        assert!(!escapes.verdict.fails());
+        let broken = no_jail_verdict(None, o(Verdict::Blocked));
+        assert_eq!(broken.verdict, Verdict::NoEscape);
+        assert!(broken.verdict.fails());
+        let declared = no_jail_verdict(Some("the host refuses it"), o(Verdict::Blocked));
+        assert_eq!(declared.verdict, Verdict::Impossible);
+        assert!(!declared.verdict.fails());
+        assert!(declared.detail.contains("the host refuses it"));
+        let stale = no_jail_verdict(Some("the host refuses it"), o(Verdict::Escaped));
+        assert_eq!(stale.verdict, Verdict::StaleImpossible);
+        assert!(stale.verdict.fails());
+        for v in [Verdict::Inconclusive, Verdict::Unavailable] {
+            assert_eq!(no_jail_verdict(None, o(v)).verdict, v);
+            assert_eq!(no_jail_verdict(Some("x"), o(v)).verdict, v);
+        }
+    }
+
+    #[test]
+    fn the_matrix_lists_the_no_jail_declarations_and_keeps_them_out_of_the_backends() {
+        let impossible = Case::attack("x/impossible", Class::Credentials, "about", never)
+            .no_jail_impossible(crate::Users::Unprivileged, "modes refuse the user");
+        let dangerous = Case::attack("x/unsafe", Class::Kernel, "about", never)
+            .no_jail_unsafe(crate::Users::Root, "it would mount over the host");
+        let m = matrix(
+            &[&impossible, &dangerous],
+            &[
+                &[
+                    ("root/host", Verdict::Blocked),
+                    ("user/none", Verdict::Impossible),
+                ],
+                &[
+                    ("root/host", Verdict::Blocked),
+                    ("root/none", Verdict::Unsafe),
+                ],
+            ],
+        );
+        let md = m.markdown(&[&impossible, &dangerous]);
+        assert!(
+            md.contains(
+                "- `x/impossible`: impossible for the unprivileged user: modes refuse the user"
+            ),
+            "{md}"
+        );
+        assert!(
+            md.contains("- `x/unsafe`: unsafe for root, not run: it would mount over the host"),
+            "{md}"
+        );
+        assert!(m.failures().is_empty());
+        let doc = m.backends(&[&impossible, &dangerous]);
+        assert!(!doc.contains("failed under"), "{doc}");
     }
 
     #[test]

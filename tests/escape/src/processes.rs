@@ -109,11 +109,13 @@ pub(crate) fn with_victim(ctx: &Ctx<'_>, f: impl FnOnce(&mut Victim) -> Outcome)
 fn invisible(ctx: &Ctx<'_>) -> Outcome {
     with_victim(ctx, |v| {
         let pid = v.pid();
-        let out = ctx.sh(&format!(
-            "n=$(ls /proc | grep -c '^[0-9]'); echo \"pids=$n\"; \
-             if [ -e /proc/{pid} ]; then echo \"VISIBLE $(tr '\\0' ' ' < /proc/{pid}/cmdline)\"; fi; \
-             ps -eo pid,comm 2>/dev/null | grep -c sleep"
-        ));
+        let out = ctx.sh_steps(&[
+            "n=$(ls /proc | grep -c '^[0-9]'); echo \"pids=$n\"",
+            &format!(
+                "if [ -e /proc/{pid} ]; then echo \"VISIBLE $(tr '\\0' ' ' < /proc/{pid}/cmdline)\"; fi"
+            ),
+            "ps -eo pid,comm 2>/dev/null | grep -c sleep",
+        ]);
         let visible = out.out.contains("VISIBLE");
         let count: usize = out
             .out
@@ -132,10 +134,11 @@ fn invisible(ctx: &Ctx<'_>) -> Outcome {
 fn kill_host(ctx: &Ctx<'_>) -> Outcome {
     with_victim(ctx, |v| {
         let pid = v.pid();
-        let out = ctx.sh(&format!(
-            "kill -STOP {pid}; kill -KILL {pid}; echo \"kill: $?\"; \
-             python3 -c 'import os; os.kill({pid}, 9)' 2>&1 | tail -1; true"
-        ));
+        let out = ctx.sh_steps(&[
+            &format!("kill -STOP {pid}"),
+            &format!("kill -KILL {pid}; echo \"kill: $?\""),
+            &format!("python3 -c 'import os; os.kill({pid}, 9)' 2>&1 | tail -1"),
+        ]);
         std::thread::sleep(Duration::from_millis(100));
         let healthy = v.healthy();
         ctx.judge(
@@ -181,22 +184,26 @@ fn ptrace_host(ctx: &Ctx<'_>) -> Outcome {
     })
 }
 
+/// The files of `names` that exist in `scratch/` (see [`Ctx::scratch`]).
 fn late_files(ctx: &Ctx<'_>, names: &[&str]) -> Vec<String> {
     names
         .iter()
-        .filter(|n| ctx.work.join(n).exists())
+        .filter(|n| ctx.work.join("scratch").join(n).exists())
         .map(|n| (*n).to_owned())
         .collect()
 }
 
 fn background(ctx: &Ctx<'_>) -> Outcome {
-    let out = ctx.sh(
-        "(sleep 1.5; echo late > late-bg) & \
-         setsid sh -c 'sleep 1.5; echo late > late-setsid' </dev/null >/dev/null 2>&1 & \
-         nohup sh -c 'sleep 1.5; echo late > late-nohup' </dev/null >/dev/null 2>&1 & \
-         python3 -c 'import os,time\nif os.fork()==0:\n  os.setsid()\n  if os.fork()==0:\n    time.sleep(1.5); open(\"late-daemon\",\"w\").write(\"late\")\n  os._exit(0)' ; \
-         echo started",
-    );
+    if let Err(e) = ctx.scratch() {
+        return Outcome::new(Verdict::Inconclusive, format!("harness: {e}"));
+    }
+    let out = ctx.sh_steps(&[
+        "(sleep 1.5; echo late > scratch/late-bg) &",
+        "setsid sh -c 'sleep 1.5; echo late > scratch/late-setsid' </dev/null >/dev/null 2>&1 &",
+        "nohup sh -c 'sleep 1.5; echo late > scratch/late-nohup' </dev/null >/dev/null 2>&1 &",
+        "python3 -c 'import os,time\nif os.fork()==0:\n  os.setsid()\n  if os.fork()==0:\n    time.sleep(1.5); open(\"scratch/late-daemon\",\"w\").write(\"late\")\n  os._exit(0)'",
+        "echo started",
+    ]);
     std::thread::sleep(Duration::from_millis(2500));
     let late = late_files(
         ctx,
@@ -213,11 +220,14 @@ fn background(ctx: &Ctx<'_>) -> Outcome {
 }
 
 fn timeout(ctx: &Ctx<'_>) -> Outcome {
+    if let Err(e) = ctx.scratch() {
+        return Outcome::new(Verdict::Inconclusive, format!("harness: {e}"));
+    }
     let start = Instant::now();
     let out = ctx
         .cordon()
         .args(["--timeout", "1"])
-        .sh("(sleep 2.5; echo late > late-bg) & sleep 2.5; echo late > late-fg")
+        .sh("(sleep 2.5; echo late > scratch/late-bg) & sleep 2.5; echo late > scratch/late-fg")
         .run();
     let remaining = Duration::from_millis(3500).saturating_sub(start.elapsed());
     std::thread::sleep(remaining);
@@ -233,9 +243,12 @@ fn timeout(ctx: &Ctx<'_>) -> Outcome {
 }
 
 fn launcher_killed(ctx: &Ctx<'_>) -> Outcome {
+    if let Err(e) = ctx.scratch() {
+        return Outcome::new(Verdict::Inconclusive, format!("harness: {e}"));
+    }
     let run = ctx
         .cordon()
-        .sh("(sleep 2; echo late > late-bg) & sleep 2; echo late > late-fg");
+        .sh("(sleep 2; echo late > scratch/late-bg) & sleep 2; echo late > scratch/late-fg");
     let mut child = match run.spawn() {
         Ok(c) => c,
         Err(e) => return Outcome::new(Verdict::Inconclusive, format!("harness: {e}")),

