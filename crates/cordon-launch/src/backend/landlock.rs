@@ -238,6 +238,10 @@ impl Backend for LandlockBackend {
                     "nothing can be created directly in a workspace root or .git".into(),
                     "no loopback: with the network denied every network socket is refused (the loopback is the host's; bubblewrap gives the jail its own)".into(),
                     "no pseudo-terminals: the host's /dev/pts holds other sessions' terminals".into(),
+                    format!(
+                        "metadata outside the writable set is not refused: chmod, utimensat, chown and the xattr calls work on the user's own files anywhere (Landlock ABI {} has no right for them; escape case writes/mode-and-times)",
+                        abi.version()
+                    ),
                 ],
                 unusable: None,
             },
