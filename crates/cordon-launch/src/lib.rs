@@ -29,7 +29,7 @@
 //! - `stage.rs` (what runs inside the jail before the payload) and `entry.rs` (the binary's
 //!   modes: stage and reaper); `reaper.rs` (the session reaper), `cleanup.rs` (what a run holds
 //!   on the host), `placeholders.rs` (how a placeholder is made and removed), `pids.rs` (root's
-//!   process limit), `supervise.rs`, `sys.rs` (the raw system calls).
+//!   process limit), `memory.rs` (the jail's memory group), `supervise.rs`, `sys.rs` (the raw system calls).
 //!
 //! No module imports one that imports it back (`tests/module_graph.rs` checks it).
 //!
