@@ -676,6 +676,22 @@ mod tests {
         insta::assert_yaml_snapshot!(rule_table(&spec(Arch::X86_64, true)));
     }
 
+    /// bubblewrap's filter with the network denied: its own namespace's loopback stays usable.
+    #[test]
+    fn snapshot_x86_64_own_loopback() {
+        insta::assert_yaml_snapshot!(rule_table(
+            &spec(Arch::X86_64, true).with_own_network_namespace()
+        ));
+    }
+
+    /// The Landlock backend's filter: no namespace holds the jail.
+    #[test]
+    fn snapshot_x86_64_without_namespaces() {
+        insta::assert_yaml_snapshot!(rule_table(
+            &spec(Arch::X86_64, true).without_pid_namespace()
+        ));
+    }
+
     #[test]
     fn snapshot_x86_64_network_allowed() {
         insta::assert_yaml_snapshot!(rule_table(&spec(Arch::X86_64, false)));
