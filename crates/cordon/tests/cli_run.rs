@@ -552,3 +552,47 @@ fn the_readme_command_works_with_either_backend() {
         assert!(!j.home.path().join("planted").exists());
     }
 }
+
+#[test]
+fn denials_name_the_path_and_the_rule_they_met() {
+    let j = Jail::new();
+    let home = std::fs::canonicalize(j.home.path()).unwrap();
+    let work = std::fs::canonicalize(&j.work).unwrap();
+    let violations = |backend: &str, script: &str| -> Vec<serde_json::Value> {
+        let out = j.run(&[
+            "run",
+            "--json",
+            "--backend",
+            backend,
+            "--",
+            "sh",
+            "-c",
+            script,
+        ]);
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["violations"].as_array().cloned().unwrap_or_default()
+    };
+    let find = |vs: &[serde_json::Value], path: &std::path::Path| -> String {
+        let shown = path.display().to_string();
+        vs.iter()
+            .find(|v| v["path"] == shown.as_str())
+            .and_then(|v| v["rule"].as_str().map(str::to_owned))
+            .unwrap_or_else(|| panic!("no violation names {shown}: {vs:?}"))
+    };
+    let vs = violations(
+        "bwrap",
+        "echo x >> .git/config; echo x > ~/planted; cat ~/.ssh/id_test",
+    );
+    assert!(
+        find(&vs, &work.join(".git/config")).starts_with("protected path"),
+        "{vs:?}"
+    );
+    assert!(
+        find(&vs, &home.join("planted")).starts_with("outside the writable set"),
+        "{vs:?}"
+    );
+    // Under the Landlock backend: the workspace root's own limit, with the way out.
+    let vs = violations("landlock", "touch made-at-the-top");
+    let rule = find(&vs, &work.join("made-at-the-top"));
+    assert!(rule.contains("--backend bwrap"), "{rule}");
+}

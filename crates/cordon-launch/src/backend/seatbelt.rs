@@ -383,6 +383,8 @@ pub fn to_violation(denial: &Denial) -> Violation {
     Violation {
         kind,
         line: denial.line.clone(),
+        path: None,
+        rule: None,
     }
 }
 

@@ -31,6 +31,8 @@ pub(crate) struct Jail {
     pub(crate) rules: Option<std::thread::JoinHandle<Result<(), String>>>,
     /// For a jail built ahead: what its guard read of the workspace (warm.rs).
     pub(crate) seen: Option<Seen>,
+    /// The plan's paths, to say which rule each denial the command printed met.
+    pub(crate) judge: crate::violations::JailRules,
 }
 
 impl std::fmt::Debug for Jail {
@@ -155,6 +157,7 @@ impl Jail {
             let mut result = refused(reason, policy_hash, env_dropped);
             result.backend = Some(self.backend.into());
             result.violations = violations::recognise(&supervised.stderr.bytes);
+            violations::annotate(&mut result.violations, &self.judge);
             return Ok(result);
         }
         let mut result = finish(
@@ -166,6 +169,7 @@ impl Jail {
             self.warnings,
         );
         result.landlock = landlock;
+        violations::annotate(&mut result.violations, &self.judge);
         Ok(result)
     }
 
