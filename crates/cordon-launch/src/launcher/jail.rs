@@ -32,7 +32,7 @@ pub(crate) struct Jail {
     /// For a jail built ahead: what its guard read of the workspace (warm.rs).
     pub(crate) seen: Option<Seen>,
     /// The plan's paths, to say which rule each denial the command printed met.
-    pub(crate) judge: crate::violations::JailRules,
+    pub(crate) judge: Box<crate::violations::JailRules>,
 }
 
 impl std::fmt::Debug for Jail {

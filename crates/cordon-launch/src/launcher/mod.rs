@@ -418,7 +418,7 @@ impl Launcher {
             warnings,
             rules: None,
             seen,
-            judge: crate::violations::JailRules::new(req.plan, backend.name()),
+            judge: Box::new(crate::violations::JailRules::new(req.plan, backend.name())),
         };
         let mut jail = jail;
         if let Some(channel) = rules_channel {
