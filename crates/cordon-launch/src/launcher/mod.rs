@@ -449,9 +449,11 @@ fn send_rules(_plan: &Plan, _channel: &std::os::fd::OwnedFd) -> Result<(), Launc
 
 #[cfg(linux_backends)]
 fn send_rules(plan: &Plan, channel: &std::os::fd::OwnedFd) -> Result<(), LaunchError> {
+    // The stage is bound at STAGE_PATH; it stays executable under the second wall (bubblewrap's
+    // private /run already lets it run, so this adds a rule only if that ever changes).
     let rules = cordon_landlock::Rules::from_plan(
         plan,
-        &cordon_landlock::Options::inside_bubblewrap(),
+        &cordon_landlock::Options::inside_bubblewrap().with_executable(cordon_bwrap::STAGE_PATH),
         &cordon_landlock::FsLister,
     )?;
     let _ = sys::send_all(channel, &rules.encode());
