@@ -123,7 +123,7 @@ impl Tree {
         // `registered` is always set until here; the fallback keeps `Drop` total.
         self.registered.take().unwrap_or(Registered {
             session: None,
-            item: Item::Jail(0),
+            item: Item::Group(0),
         })
     }
 }
@@ -144,7 +144,7 @@ mod tests {
 
     use super::*;
     use crate::reaper::reap;
-    use std::collections::BTreeMap;
+    use std::collections::BTreeSet;
 
     fn held(c: &mut Cleanup, p: &Path, kind: Kind) -> bool {
         c.placeholder(p, kind).unwrap()
@@ -228,15 +228,15 @@ mod tests {
         std::fs::create_dir_all(tree.join("sub")).unwrap();
         let other = dir.path().join(".idea");
         std::fs::create_dir(&other).unwrap();
-        let mut registry = BTreeMap::new();
+        let mut registry = BTreeSet::new();
         for item in [
             Item::Placeholder(p.clone(), KindTag::Dir),
             Item::Placeholder(other.clone(), KindTag::Dir),
             Item::Tree(tree.clone()),
         ] {
-            registry.insert(item, None);
+            registry.insert(item);
         }
-        reap(registry);
+        reap(registry, &BTreeSet::new(), true);
         assert!(!p.exists(), "a marked, unlocked placeholder stays");
         assert!(!tree.exists());
         assert!(other.exists(), "an unmarked directory was removed");

@@ -78,9 +78,11 @@
 
 mod backend;
 mod cleanup;
+mod ending;
 mod entry;
 mod error;
 pub mod exit_codes;
+mod groups;
 mod launcher;
 mod placeholders;
 mod probe;
@@ -114,6 +116,7 @@ pub use backend::{
     bwrap::{BwrapBackend, BwrapConfig},
     landlock::{LandlockBackend, LandlockConfig},
 };
+pub use ending::{end_all as end_all_jails, end_jails_on_signals, termination_signal};
 pub use entry::run_if_stage;
 pub use error::LaunchError;
 pub use launcher::{

@@ -375,6 +375,14 @@ pub(crate) fn run_at(
             vec![status_write],
         )
         .map_err(|e| format!("cannot prepare the probe {what}: {e}"))?;
+    // Ended with a killed launcher like any jail: spawned into a process group of the session
+    // reaper's, and known to it by the site's unique path in its command line until it runs,
+    // for the moment before bubblewrap arms its namespace's parent-death signal.
+    let session = crate::reaper::session(backend.stage_binary());
+    let _marked = crate::reaper::register(
+        session,
+        crate::reaper::Item::Marked(site.canary.as_os_str().as_encoded_bytes().to_vec()),
+    );
     let supervised = crate::supervise::supervise(
         prepared.command,
         Supervision {
@@ -384,7 +392,7 @@ pub(crate) fn run_at(
             status: Some(status_read),
             inherit_stdin: false,
             hold: prepared.hold,
-            session: None,
+            session,
             from_long_lived_thread: false,
         },
     )

@@ -11,17 +11,27 @@
 //! The first run of a process starts one reaper for the whole process: the cordon binary in
 //! reaper mode ([`reap_main`]), forked or started, in its own process group, reading a pipe.
 //! Before the launcher creates anything it *registers* it there (`+`), and after removing it,
-//! unregisters it (`-`); a started jail is registered by pid, and before its spawn by a marker
-//! in its command line. When the pipe reaches end of file (the launching process is gone,
-//! however it ended) the reaper kills the process group of every jail still registered, waits
-//! (bounded) for them to end, and removes what is still registered. Registration comes first,
-//! so no moment exists where something is on disk and nobody would remove it. What a run holds
-//! and registers is `cleanup.rs`; how a placeholder is made and removed, `placeholders.rs`.
+//! unregisters it (`-`); a jail about to be spawned is registered by a marker in its command
+//! line. When the pipe reaches end of file (the launching process is gone, however it ended)
+//! the reaper kills every jail's process group, waits (bounded) for them to end, and removes
+//! what is still registered. Registration comes first, so no moment exists where something is
+//! on disk and nobody would remove it. What a run holds and registers is `cleanup.rs`; how a
+//! placeholder is made and removed, `placeholders.rs`.
+//!
+//! Every jail is spawned into a process group the reaper made and holds until the launcher
+//! releases it, so the reaper kills that group whatever of the jail died first, and never a
+//! group that could have been made again: why that is sound is `groups.rs`. Under bubblewrap the
+//! group holds bubblewrap itself, whose PID namespace (its init dies with it,
+//! `--die-with-parent`) holds the rest; a jail between its spawn and the moment bubblewrap
+//! armed that signal is found by its marker, and root's jails are also in a `pids` control
+//! group, whose tasks are all the jail's. When the reaper cannot give a group (it could not
+//! fork, or does not answer), the jail gets a group of its own: then only the parent-death
+//! signals end it with its launcher.
 
-use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 use std::ffi::OsString;
-use std::io::Write;
-use std::os::fd::{AsFd, OwnedFd};
+use std::io::{Read, Write};
+use std::os::fd::AsFd;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -39,6 +49,10 @@ const PATIENCE: Duration = Duration::from_millis(200);
 /// How long the reaper waits for killed jails to end before removing what they used.
 const JAIL_GRACE: Duration = Duration::from_secs(2);
 
+/// How long the launcher waits for the reaper's next process group before spawning the jail in
+/// a group of its own.
+const GROUP_PATIENCE: Duration = Duration::from_secs(2);
+
 /// The argument, after the stage's, that selects reaper mode in the cordon binary.
 pub(crate) const REAP_MODE: &str = "reap";
 
@@ -53,12 +67,17 @@ pub(crate) enum Item {
     Cgroup(PathBuf),
     /// A directory removed with all its content (a private TMPDIR, a probe site).
     Tree(PathBuf),
-    /// A jail's leader (and process group).
-    Jail(i32),
+    /// A process group the reaper made (`+`: claimed by the launcher for a jail, and the reaper
+    /// makes the next; `-`: released, the reaper reaps its zombie). `0`: the launcher read that
+    /// none could be made, and asks for the next.
+    Group(i32),
+    /// The mutants build's `no-kill-after-launcher-death`: the reaper kills nothing.
+    #[cfg(all(feature = "mutants", debug_assertions))]
+    KillNothing,
     /// A jail not yet spawned, known by bytes unique to its command line (the self-check's
     /// path, with its nonce): registered *before* the spawn, it covers the moment between the
-    /// spawn and [`Item::Jail`], when an unprivileged bubblewrap has lost the parent-death
-    /// signal (its credentials changed) and has no `pids` group.
+    /// spawn and the moment bubblewrap arms the parent-death signal of its PID namespace's
+    /// init, for a jail whose bubblewrap has no `pids` group.
     Marked(Vec<u8>),
 }
 
@@ -113,7 +132,9 @@ impl Item {
             Item::Temp(p) => format!("t {}", path(p)),
             Item::Cgroup(p) => format!("c {}", path(p)),
             Item::Tree(p) => format!("r {}", path(p)),
-            Item::Jail(pid) => format!("j {pid}"),
+            Item::Group(pgid) => format!("g {pgid}"),
+            #[cfg(all(feature = "mutants", debug_assertions))]
+            Item::KillNothing => "n 1".to_owned(),
             Item::Marked(m) => format!("m {}", hex(m)),
         }
     }
@@ -128,7 +149,9 @@ impl Item {
             "t" => Item::Temp(path()?),
             "c" => Item::Cgroup(path()?),
             "r" => Item::Tree(path()?),
-            "j" => Item::Jail(arg.parse().ok().filter(|p| *p > 0)?),
+            "g" => Item::Group(arg.parse().ok().filter(|p| *p >= 0)?),
+            #[cfg(all(feature = "mutants", debug_assertions))]
+            "n" if arg == "1" => Item::KillNothing,
             "m" => Item::Marked(unhex(arg).filter(|m| !m.is_empty())?),
             _ => return None,
         })
@@ -139,6 +162,8 @@ impl Item {
 #[derive(Debug)]
 pub(crate) struct Session {
     pipe: Mutex<std::fs::File>,
+    /// The read end of the reaper's answers: the next process group it made.
+    answers: Mutex<std::fs::File>,
     /// The reaper when spawned (a forked one is not waited for either: it outlives this process).
     _child: Option<Child>,
 }
@@ -176,26 +201,30 @@ pub fn start_session_forked(binary: &Path) -> bool {
 
 fn fork_reaper() -> Option<Session> {
     let (read, write) = crate::sys::pipe().ok()?;
-    crate::sys::fork_single_threaded(read, || reap_main(&[])).ok()??;
+    let (answers, answer) = crate::sys::pipe().ok()?;
+    crate::sys::fork_single_threaded(read, answer, || reap_main(&[])).ok()??;
     Some(Session {
         pipe: Mutex::new(std::fs::File::from(write)),
+        answers: Mutex::new(std::fs::File::from(answers)),
         _child: None,
     })
 }
 
 fn start(binary: &Path) -> Option<Session> {
     let (read, write) = crate::sys::pipe().ok()?;
+    let (answers, answer) = crate::sys::pipe().ok()?;
     let mut command = Command::new(binary);
     command
         .args([crate::stage::STAGE_ARG, REAP_MODE])
         .env_clear()
         .stdin(Stdio::from(read))
-        .stdout(Stdio::null())
+        .stdout(Stdio::from(answer))
         .stderr(Stdio::null());
     crate::sys::inherit_only(&mut command, &[]);
     let child = command.spawn().ok()?;
     Some(Session {
         pipe: Mutex::new(std::fs::File::from(write)),
+        answers: Mutex::new(std::fs::File::from(answers)),
         _child: Some(child),
     })
 }
@@ -209,18 +238,58 @@ impl Session {
         }
     }
 
-    /// Registers a started jail (its pid leads its process group).
-    pub(crate) fn jail_started(&self, pid: u32) {
-        if let Ok(pid) = i32::try_from(pid) {
-            self.send('+', &Item::Jail(pid));
+    /// Claims the next process group the reaper made, for a jail about to be spawned into it
+    /// (see the module's documentation); `None` when the reaper could not make one or does not
+    /// answer within [`GROUP_PATIENCE`].
+    pub(crate) fn group(&self) -> Option<i32> {
+        let mut answers = self.answers.lock().ok()?;
+        let mut fds = [rustix::event::PollFd::new(
+            &*answers,
+            rustix::event::PollFlags::IN,
+        )];
+        let timeout = rustix::event::Timespec {
+            tv_sec: i64::try_from(GROUP_PATIENCE.as_secs()).unwrap_or(i64::MAX),
+            tv_nsec: i64::from(GROUP_PATIENCE.subsec_nanos()),
+        };
+        match rustix::event::poll(&mut fds, Some(&timeout)) {
+            Ok(n) if n > 0 => {}
+            _ => return None,
         }
+        // One answer is in the pipe at a time (the next is made only once this one is
+        // claimed), written in one write shorter than PIPE_BUF: one line, whole.
+        let mut line = Vec::new();
+        let mut byte = [0u8; 1];
+        while line.last() != Some(&b'\n') && line.len() < 32 {
+            match answers.read(&mut byte) {
+                Ok(1) => line.push(byte[0]),
+                Ok(_) => return None,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => return None,
+            }
+        }
+        let pgid = match std::str::from_utf8(&line)
+            .ok()
+            .and_then(|l| Item::parse(l.trim_end()))
+        {
+            Some(Item::Group(pgid)) => pgid,
+            _ => return None,
+        };
+        // Claimed (also when it is 0, none): the reaper makes the next one.
+        self.send('+', &Item::Group(pgid));
+        (pgid > 0).then_some(pgid)
     }
 
-    /// Unregisters a jail that has ended.
-    pub(crate) fn jail_ended(&self, pid: u32) {
-        if let Ok(pid) = i32::try_from(pid) {
-            self.send('-', &Item::Jail(pid));
-        }
+    /// Releases a process group claimed with [`Session::group`]: its jail has ended and the
+    /// group was killed; the reaper reaps the zombie that held it.
+    pub(crate) fn release_group(&self, pgid: i32) {
+        self.send('-', &Item::Group(pgid));
+    }
+
+    /// The mutants build's `no-kill-after-launcher-death`: from now on the reaper kills no
+    /// jail when the launcher is gone (it still removes what the runs made).
+    #[cfg(all(feature = "mutants", debug_assertions))]
+    pub(crate) fn kill_nothing(&self) {
+        self.send('+', &Item::KillNothing);
     }
 }
 
@@ -285,44 +354,40 @@ pub(crate) fn remove_cgroup(dir: &Path) {
     }
 }
 
-/// What the reaper does with what is still registered when its pipe closes.
-pub(crate) fn reap(registry: BTreeMap<Item, Option<OwnedFd>>) {
-    // First the jails: kill each one's process group, then wait (bounded) for its leader.
+/// What the reaper does when its pipe closes: end the jails in `groups` (the process groups it
+/// made, handed out and has not released) and those registered otherwise, then remove what is still
+/// registered. With `kill` false (only a mutants build's `no-kill-after-launcher-death`)
+/// nothing is killed.
+pub(crate) fn reap(registry: BTreeSet<Item>, groups: &BTreeSet<i32>, kill: bool) {
     let deadline = Instant::now() + JAIL_GRACE;
-    for (item, pidfd) in &registry {
-        if let (Item::Jail(pid), Some(pidfd)) = (item, pidfd)
-            && let Some(pid) = rustix::process::Pid::from_raw(*pid)
-        {
-            if !exited(pidfd, Duration::ZERO) {
-                // Its leader is alive, so the group id cannot have been reused.
-                let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-                let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
-                exited(pidfd, deadline.saturating_duration_since(Instant::now()));
-            } else if group_has_members(pid) {
-                // The leader is gone but its group is not: under the Landlock backend the
-                // leader is the command itself, which its parent-death signal kills the moment
-                // the launcher dies, often before this pipe reads as closed, while what it
-                // started in the background lives on in its group. While a process is in the
-                // group, its id cannot have been reused either.
-                let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    if kill {
+        // First the jails: every group it handed out is still held by its zombie, so still the
+        // jail's, whoever of the jail is still alive.
+        for &pgid in groups {
+            let _ = rustix::process::Pid::from_raw(pgid)
+                .map(|g| rustix::process::kill_process_group(g, rustix::process::Signal::KILL));
+        }
+        for &pgid in groups {
+            crate::groups::end_group(pgid, deadline);
+        }
+        // A jail whose bubblewrap had not yet armed its namespace's parent-death signal, or one
+        // spawned in a group of its own: for root, its `pids` group holds it, and everything
+        // in that group is the jail's; for anyone, its processes carry its marker in their
+        // command line until the payload runs.
+        for item in &registry {
+            match item {
+                Item::Cgroup(dir) => kill_group_tasks(dir, deadline),
+                Item::Marked(marker) => kill_marked(marker, deadline),
+                _ => {}
             }
         }
     }
-    // A jail whose launcher died between its spawn and its registration is not in the registry,
-    // and bubblewrap arms its own parent-death signal only after it starts: for root, its
-    // `pids` group holds it, and everything in that group is the jail's; for anyone, its
-    // processes carry its marker in their command line until the payload runs.
-    for item in registry.keys() {
-        match item {
-            Item::Cgroup(dir) => kill_group_tasks(dir, deadline),
-            Item::Marked(marker) => kill_marked(marker, deadline),
-            _ => {}
-        }
-    }
     let mut pending = Vec::new();
-    for item in registry.into_keys() {
+    for item in registry {
         match item {
-            Item::Jail(_) | Item::Marked(_) => {}
+            Item::Group(_) | Item::Marked(_) => {}
+            #[cfg(all(feature = "mutants", debug_assertions))]
+            Item::KillNothing => {}
             Item::Cgroup(dir) => remove_cgroup(&dir),
             Item::Tree(dir) => {
                 let _ = std::fs::remove_dir_all(dir);
@@ -355,28 +420,6 @@ pub(crate) fn reap(registry: BTreeMap<Item, Option<OwnedFd>>) {
         pending = left;
         std::thread::sleep(Duration::from_millis(2));
     }
-}
-
-/// Whether any process is in the process group `pgid` (field 5 of `/proc/<pid>/stat`, after
-/// the command name in parentheses: state, parent, group).
-fn group_has_members(pgid: rustix::process::Pid) -> bool {
-    let want = pgid.as_raw_nonzero().get().to_string();
-    std::fs::read_dir("/proc")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter(|e| {
-            e.file_name()
-                .to_str()
-                .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
-        })
-        .any(|e| {
-            std::fs::read_to_string(e.path().join("stat")).is_ok_and(|stat| {
-                stat.rsplit_once(')')
-                    .and_then(|(_, rest)| rest.split_whitespace().nth(2))
-                    .is_some_and(|g| g == want)
-            })
-        })
 }
 
 /// Kills every process whose command line holds `marker` (and its process group), until none
@@ -414,25 +457,6 @@ fn kill_marked(marker: &[u8], deadline: Instant) {
     }
 }
 
-/// Whether the process behind `pidfd` has ended, waiting at most `wait`.
-fn exited(pidfd: &OwnedFd, wait: Duration) -> bool {
-    let timeout = rustix::event::Timespec {
-        tv_sec: i64::try_from(wait.as_secs()).unwrap_or(i64::MAX),
-        tv_nsec: i64::from(wait.subsec_nanos()),
-    };
-    loop {
-        let mut fds = [rustix::event::PollFd::new(
-            pidfd,
-            rustix::event::PollFlags::IN,
-        )];
-        match rustix::event::poll(&mut fds, Some(&timeout)) {
-            Err(rustix::io::Errno::INTR) => continue,
-            Ok(n) => return n > 0,
-            Err(_) => return true,
-        }
-    }
-}
-
 /// The session reaper's `main` (`__cordon_stage reap`, stdin the launcher's pipe): keep the
 /// registry of what the launching process holds, and when the pipe closes, end its jails and
 /// remove what is still registered. Returns the exit code.
@@ -440,7 +464,29 @@ pub fn reap_main(_args: &[OsString]) -> i32 {
     // Spawned or forked, a reaper is known by this name (a forked one keeps its launcher's
     // command line).
     crate::sys::set_name(REAPER_NAME);
-    let mut registry: BTreeMap<Item, Option<OwnedFd>> = BTreeMap::new();
+    let mut registry: BTreeSet<Item> = BTreeSet::new();
+    // The process groups made and not yet released, each held by a zombie child, and those of
+    // them claimed: a jail is only ever spawned into a group after its claim was written, so an
+    // unclaimed one is empty.
+    let mut groups: BTreeSet<i32> = BTreeSet::new();
+    let mut claimed: BTreeSet<i32> = BTreeSet::new();
+    #[cfg_attr(not(all(feature = "mutants", debug_assertions)), allow(unused_mut))]
+    let mut kill = true;
+    let answers = std::io::stdout();
+    let answers = answers.as_fd();
+    // The next group, made ahead; `g 0` when none could be made.
+    let answer = |groups: &mut BTreeSet<i32>| {
+        let pgid = crate::sys::fork_group_pin().unwrap_or(0);
+        if pgid > 0 {
+            groups.insert(pgid);
+        }
+        // A launcher that is gone makes this fail with EPIPE (SIGPIPE is ignored).
+        let _ = rustix::io::write(
+            answers,
+            format!("{}\n", Item::Group(pgid).line()).as_bytes(),
+        );
+    };
+    answer(&mut groups);
     let mut pending = Vec::new();
     let mut buf = [0u8; 4096];
     let stdin = std::io::stdin();
@@ -462,25 +508,36 @@ pub fn reap_main(_args: &[OsString]) -> i32 {
             let Some(item) = Item::parse(rest) else {
                 continue;
             };
-            match sign {
-                "+" => {
-                    let pidfd = match item {
-                        Item::Jail(pid) => rustix::process::Pid::from_raw(pid).and_then(|p| {
-                            rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty())
-                                .ok()
-                        }),
-                        _ => None,
-                    };
-                    registry.insert(item, pidfd);
+            match (sign, item) {
+                // Claimed: make the next one.
+                ("+", Item::Group(pgid)) => {
+                    if groups.contains(&pgid) {
+                        claimed.insert(pgid);
+                    }
+                    answer(&mut groups);
                 }
-                "-" => {
+                // Its jail has ended: the zombie that held the group goes.
+                ("-", Item::Group(pgid)) if groups.remove(&pgid) => {
+                    claimed.remove(&pgid);
+                    crate::sys::reap_child(pgid);
+                }
+                ("-", Item::Group(_)) => {}
+                #[cfg(all(feature = "mutants", debug_assertions))]
+                ("+", Item::KillNothing) => kill = false,
+                ("+", item) => {
+                    registry.insert(item);
+                }
+                ("-", item) => {
                     registry.remove(&item);
                 }
                 _ => {}
             }
         }
     }
-    reap(registry);
+    reap(registry, &claimed, kill);
+    for pgid in groups {
+        crate::sys::reap_child(pgid);
+    }
     0
 }
 
@@ -514,10 +571,10 @@ mod tests {
             );
             std::thread::sleep(Duration::from_millis(1));
         }
-        let mut registry = BTreeMap::new();
-        registry.insert(Item::Marked(marker.into_bytes()), None);
+        let mut registry = BTreeSet::new();
+        registry.insert(Item::Marked(marker.into_bytes()));
         let start = Instant::now();
-        reap(registry);
+        reap(registry, &BTreeSet::new(), true);
         let status = jail.wait().expect("wait");
         assert!(
             status.signal() == Some(9),
@@ -527,53 +584,37 @@ mod tests {
     }
 
     #[test]
-    fn a_jail_whose_leader_died_first_has_the_rest_of_its_group_killed() {
-        // As under the Landlock backend when the launcher is SIGKILLed: the leader (the command
-        // itself) dies of its parent-death signal before the reaper looks, and a child it left
-        // in the background must not outlive the run.
+    fn a_group_the_reaper_made_is_killed_after_its_first_process_is_gone() {
+        // The order of deaths the Landlock backend's parent-death signal makes: the jail's
+        // first process dies (and is reaped) first, a background process lives on in the
+        // group. The group is still held by the reaper's zombie, so it is killed all the same.
+        let pgid = crate::sys::fork_group_pin().expect("a group");
         let mut leader = std::process::Command::new("/bin/sh")
-            .args(["-c", "sleep 30 & echo $!; exit 0"])
-            .process_group(0)
-            .stdout(std::process::Stdio::piped())
+            .args(["-c", "sleep 30 >/dev/null & echo $!"])
+            .process_group(pgid)
+            .stdout(Stdio::piped())
             .spawn()
             .expect("sh");
-        let pid = rustix::process::Pid::from_raw(i32::try_from(leader.id()).unwrap()).unwrap();
-        let pidfd = rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty())
-            .expect("pidfd_open");
-        let mut line = String::new();
-        std::io::BufRead::read_line(
-            &mut std::io::BufReader::new(leader.stdout.take().unwrap()),
-            &mut line,
-        )
-        .expect("read");
-        let child: i32 = line.trim().parse().expect("the background pid");
-        assert!(leader.wait().expect("wait").success());
-        let child = rustix::process::Pid::from_raw(child).unwrap();
+        let mut out = String::new();
+        leader
+            .stdout
+            .take()
+            .unwrap()
+            .read_to_string(&mut out)
+            .unwrap();
+        leader.wait().unwrap();
+        let sleeper: i32 = out.trim().parse().expect("the sleeper's pid");
+        let stat = std::fs::read_to_string(format!("/proc/{sleeper}/stat")).unwrap();
         assert!(
-            group_has_members(pid),
-            "the background child is in the leader's group"
+            stat.contains(&format!(" {pgid} ")) && crate::groups::has_live_members(pgid),
+            "the sleeper is not alive in the group, so this test would prove nothing: {stat}"
         );
-        let mut registry = BTreeMap::new();
-        registry.insert(Item::Jail(pid.as_raw_nonzero().get()), Some(pidfd));
-        reap(registry);
-        let gone = |p: rustix::process::Pid| {
-            std::fs::read_to_string(format!("/proc/{}/stat", p.as_raw_nonzero())).map_or(
-                true,
-                |s| {
-                    s.rsplit(')')
-                        .next()
-                        .is_some_and(|r| r.trim_start().starts_with('Z'))
-                },
-            )
-        };
-        let start = Instant::now();
-        while !gone(child) {
-            assert!(
-                start.elapsed() < Duration::from_secs(2),
-                "the background child of a dead leader outlived the reaper"
-            );
-            std::thread::sleep(Duration::from_millis(5));
-        }
+        reap(BTreeSet::new(), &BTreeSet::from([pgid]), true);
+        assert!(
+            !crate::groups::has_live_members(pgid),
+            "a process of the group outlived the reaper"
+        );
+        crate::sys::reap_child(pgid);
     }
 
     #[test]
@@ -585,14 +626,15 @@ mod tests {
             Item::Temp(PathBuf::from("/w/a\nb c")),
             Item::Cgroup(PathBuf::from("/sys/fs/cgroup/pids/cordon-1")),
             Item::Tree(PathBuf::from("/tmp/cordon-tmp-1")),
-            Item::Jail(42),
+            Item::Group(42),
+            Item::Group(0),
             Item::Marked(b"/home/u/.cordon-selfcheck-7-ab\n".to_vec()),
         ] {
             assert_eq!(Item::parse(&item.line()), Some(item.clone()), "{item:?}");
             assert!(!item.line().contains('\n'));
         }
         for bad in [
-            "", "j", "j 0", "j -3", "x 00", "t 0", "t zz", "pd", "m ", "m 0",
+            "", "g", "g -3", "g x", "j 42", "x 00", "t 0", "t zz", "pd", "m ", "m 0",
         ] {
             assert_eq!(Item::parse(bad), None, "{bad:?}");
         }

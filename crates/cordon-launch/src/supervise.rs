@@ -3,7 +3,7 @@
 
 use std::io::{Read, Write};
 use std::os::fd::OwnedFd;
-use std::os::unix::process::ExitStatusExt;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::thread::JoinHandle;
@@ -56,7 +56,7 @@ pub struct Supervision {
     /// Descriptors the child inherits; closed here right after the spawn, so that EOF on the
     /// status pipe means the stage and everything that inherited it are gone.
     pub hold: Vec<OwnedFd>,
-    /// The session reaper the child is registered with while it runs (leftovers.rs), so a
+    /// The session reaper whose process group the child is spawned into (reaper.rs), so a
     /// killed launcher's jail is ended.
     pub(crate) session: Option<&'static crate::reaper::Session>,
     /// Spawn from the process's long-lived spawner thread rather than the calling one: for a
@@ -156,8 +156,10 @@ pub fn supervise(command: Command, sup: Supervision) -> std::io::Result<Supervis
 #[derive(Debug)]
 pub(crate) struct Running {
     start: Instant,
-    pgid: rustix::process::Pid,
-    registered: Option<(&'static crate::reaper::Session, u32)>,
+    /// The first process and its process group, as they may be killed (ending.rs).
+    leader: std::sync::Arc<crate::ending::Leader>,
+    /// The session reaper's process group the child was spawned into, released after its end.
+    group: Option<(&'static crate::reaper::Session, i32)>,
     out: Option<JoinHandle<Captured>>,
     err: Option<JoinHandle<Captured>>,
     status_reader: Option<JoinHandle<String>>,
@@ -177,6 +179,16 @@ pub(crate) fn spawn(mut command: Command, sup: Supervision) -> std::io::Result<R
         })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
+    if crate::ending::is_ending() {
+        return Err(std::io::Error::other(
+            "this process is ending its jails: no jail is started",
+        ));
+    }
+    // A process group the session reaper made and holds (reaper.rs), else one of its own.
+    let group = sup.session.and_then(|s| s.group().map(|g| (s, g)));
+    if let Some((_, pgid)) = group {
+        command.process_group(pgid);
+    }
     let start = Instant::now();
     let spawned = if sup.from_long_lived_thread {
         spawn_from_long_lived_thread(command)
@@ -184,12 +196,21 @@ pub(crate) fn spawn(mut command: Command, sup: Supervision) -> std::io::Result<R
         command.spawn()
     };
     drop(sup.hold);
-    let mut child: Child = spawned?;
-    let registered = sup.session.map(|s| {
-        s.jail_started(child.id());
-        (s, child.id())
-    });
-    let pgid = rustix::process::Pid::from_child(&child);
+    let mut child: Child = match spawned {
+        Ok(child) => child,
+        Err(e) => {
+            if let Some((session, pgid)) = group {
+                session.release_group(pgid);
+            }
+            return Err(e);
+        }
+    };
+    let pid = i32::try_from(child.id()).unwrap_or(i32::MAX);
+    let leader = std::sync::Arc::new(crate::ending::Leader::new(
+        group.map_or(pid, |(_, pgid)| pgid),
+        group.is_some(),
+    ));
+    crate::ending::listed(&leader);
     let forward = sup.forward == Forward::ToOwnStdio;
     let out = child.stdout.take().map(|s| {
         reader(
@@ -227,14 +248,19 @@ pub(crate) fn spawn(mut command: Command, sup: Supervision) -> std::io::Result<R
         })
     });
     let (tx, exited) = mpsc::channel();
+    let waiting = leader.clone();
     let waiter = std::thread::spawn(move || {
+        // Exited but not reaped, the first process still holds its pid (and its group's
+        // number): what it left in the group is killed before it is reaped (ending.rs).
+        let exited = crate::sys::exited_status_keeping_zombie(pid).is_ok();
+        waiting.exited(exited);
         let status = child.wait();
         let _ = tx.send(status);
     });
     Ok(Running {
         start,
-        pgid,
-        registered,
+        leader,
+        group,
         out,
         err,
         status_reader,
@@ -277,11 +303,8 @@ impl Running {
         };
         let exit = match waited {
             Some(status) => {
-                // What the command left running in its process group goes with it (a jail
-                // without a PID namespace cannot leave the group: seccomp refuses setsid and
-                // setpgid).
-                let _ =
-                    rustix::process::kill_process_group(self.pgid, rustix::process::Signal::KILL);
+                // What the command left running in its process group is already gone: the
+                // waiter killed it before reaping the first process.
                 let status = status?;
                 match (status.code(), status.signal()) {
                     (Some(code), _) => Exit::Code(code),
@@ -290,16 +313,17 @@ impl Running {
                 }
             }
             None => {
-                let _ =
-                    rustix::process::kill_process_group(self.pgid, rustix::process::Signal::KILL);
+                self.leader.kill_group();
                 let _ = self.exited.recv();
                 Exit::TimedOut
             }
         };
         let duration = self.start.elapsed();
         let _ = self.waiter.join();
-        if let Some((session, pid)) = self.registered {
-            session.jail_ended(pid);
+        if let Some((session, pgid)) = self.group
+            && self.leader.release()
+        {
+            session.release_group(pgid);
         }
         let stdout = self.out.and_then(|h| h.join().ok()).unwrap_or_default();
         let stderr = self.err.and_then(|h| h.join().ok()).unwrap_or_default();
@@ -318,7 +342,7 @@ impl Running {
 
     /// Kills the whole process group and waits for it: a command that will not be needed.
     pub(crate) fn discard(self) {
-        let _ = rustix::process::kill_process_group(self.pgid, rustix::process::Signal::KILL);
+        self.leader.kill_group();
         let _ = self.wait(None);
     }
 }

@@ -87,6 +87,132 @@ pub fn prepare_child(command: &mut Command, limits: &Limits, keep: &[RawFd]) {
     spawn_hook(command, rlimits(limits), keep, true);
 }
 
+/// [`prepare_child`], with the parent-death signal only when `die_with_parent` (a mutants
+/// build's `no-kill-after-launcher-death` takes it away; every other caller passes `true`).
+pub(crate) fn prepare_child_with(
+    command: &mut Command,
+    limits: &Limits,
+    keep: &[RawFd],
+    die_with_parent: bool,
+) {
+    spawn_hook(command, rlimits(limits), keep, die_with_parent);
+}
+
+/// Forks a child that makes itself a new process group and exits at once, and waits for it to
+/// exit *without reaping it*: a zombie, it holds its pid, and so the process group of that
+/// number, until this process reaps it ([`reap_child`]). The group's id. Safe from any process:
+/// the child makes only async-signal-safe calls (`setpgid`, `_exit`).
+pub(crate) fn fork_group_pin() -> std::io::Result<i32> {
+    // SAFETY: the child calls only setpgid and _exit, both async-signal-safe, so it is sound
+    // even in a process with several threads.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    if pid == 0 {
+        // SAFETY: raw calls; `_exit` ends the child without running anything of the parent's.
+        unsafe {
+            let code = if libc::setpgid(0, 0) == 0 { 0 } else { 1 };
+            libc::_exit(code);
+        }
+    }
+    match exited_status_keeping_zombie(pid) {
+        Ok(0) => Ok(pid),
+        Ok(_) => {
+            reap_child(pid);
+            Err(std::io::Error::other(
+                "the group's first process could not make its group",
+            ))
+        }
+        Err(e) => {
+            reap_child(pid);
+            Err(e)
+        }
+    }
+}
+
+/// Waits until the child `pid` has exited, leaving it a zombie (`waitid` with `WNOWAIT`): its
+/// pid and process group stay taken until it is reaped. Its exit code (or 128 + the signal).
+pub(crate) fn exited_status_keeping_zombie(pid: i32) -> std::io::Result<i32> {
+    loop {
+        // SAFETY: a zeroed siginfo_t is a valid out-parameter for waitid.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: waitid writes only into `info`.
+        let rc = unsafe {
+            libc::waitid(
+                libc::P_PID,
+                pid as libc::id_t,
+                &mut info,
+                libc::WEXITED | libc::WNOWAIT,
+            )
+        };
+        if rc == 0 {
+            // SAFETY: after a successful waitid for WEXITED, si_status is set.
+            let status = unsafe { info.si_status() };
+            return Ok(if info.si_code == libc::CLD_EXITED {
+                status
+            } else {
+                128 + status
+            });
+        }
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+}
+
+/// Reaps the child `pid` (blocking until it has exited).
+pub(crate) fn reap_child(pid: i32) {
+    loop {
+        // SAFETY: waitpid with a null status pointer touches no memory of ours.
+        let rc = unsafe { libc::waitpid(pid, std::ptr::null_mut(), 0) };
+        if rc >= 0 || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            return;
+        }
+    }
+}
+
+/// The signals that end a `cordon run` or `cordon serve` (SIGTERM, SIGINT, SIGHUP).
+fn termination_set() -> libc::sigset_t {
+    // SAFETY: sigemptyset and sigaddset only write into the set.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for sig in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
+            libc::sigaddset(&mut set, sig);
+        }
+        set
+    }
+}
+
+/// Blocks SIGTERM, SIGINT and SIGHUP in the calling thread, and so in every thread it starts
+/// from now on, so that only [`wait_termination_signal`] takes them. A signal mask survives
+/// fork and exec: every child the launcher spawns unblocks them before `exec` (`spawn_hook`).
+pub(crate) fn block_termination_signals() -> std::io::Result<()> {
+    let set = termination_set();
+    // SAFETY: pthread_sigmask reads the set and writes nothing else.
+    let rc = unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::from_raw_os_error(rc))
+    }
+}
+
+/// Waits for SIGTERM, SIGINT or SIGHUP (blocked beforehand); its number.
+pub(crate) fn wait_termination_signal() -> std::io::Result<i32> {
+    let set = termination_set();
+    let mut sig: libc::c_int = 0;
+    // SAFETY: sigwait reads the set and writes the signal number.
+    let rc = unsafe { libc::sigwait(&set, &mut sig) };
+    if rc == 0 {
+        Ok(sig)
+    } else {
+        Err(std::io::Error::from_raw_os_error(rc))
+    }
+}
+
 /// Names the calling thread (the process's `comm`, as `ps` and `/proc/<pid>/comm` show it).
 pub(crate) fn set_name(name: &std::ffi::CStr) {
     // SAFETY: PR_SET_NAME copies at most 16 bytes from a NUL-terminated string that outlives the
@@ -94,14 +220,15 @@ pub(crate) fn set_name(name: &std::ffi::CStr) {
     unsafe { libc::prctl(libc::PR_SET_NAME, name.as_ptr(), 0, 0, 0) };
 }
 
-/// Forks a child that runs `body` with `stdin` as its standard input and `/dev/null` as its
-/// output, in a process group of its own and with no other descriptor open, then exits with
+/// Forks a child that runs `body` with `stdin` as its standard input, `stdout` as its standard
+/// output and `/dev/null` as its standard error, in a process group of its own and with no other descriptor open, then exits with
 /// what `body` returned; its pid. `Ok(None)`, and nothing forked, unless this process has exactly
 /// one thread: a child forked from several threads may find a lock held by a thread it does not
 /// have, and so could only make async-signal-safe calls. With one thread, the child is a plain
 /// copy (no `exec`: a fraction of a millisecond instead of a whole program start).
 pub(crate) fn fork_single_threaded(
     stdin: OwnedFd,
+    stdout: OwnedFd,
     body: fn() -> i32,
 ) -> std::io::Result<Option<i32>> {
     let threads = std::fs::read_dir("/proc/self/task")?.count();
@@ -113,7 +240,7 @@ pub(crate) fn fork_single_threaded(
         rustix::fs::OFlags::RDWR | rustix::fs::OFlags::CLOEXEC,
         rustix::fs::Mode::empty(),
     )?;
-    let (input, output) = (stdin.as_raw_fd(), null.as_raw_fd());
+    let (input, answers, output) = (stdin.as_raw_fd(), stdout.as_raw_fd(), null.as_raw_fd());
     // SAFETY: this process has one thread (checked above; only this thread could start another),
     // so the child is a consistent copy of it and may run ordinary Rust code. The child never
     // returns from this function: it ends in `_exit`, so nothing of the parent's state (buffered
@@ -127,7 +254,7 @@ pub(crate) fn fork_single_threaded(
         unsafe {
             let ok = libc::setpgid(0, 0) == 0
                 && libc::dup2(input, 0) == 0
-                && libc::dup2(output, 1) == 1
+                && libc::dup2(answers, 1) == 1
                 && libc::dup2(output, 2) == 2;
             if !ok {
                 libc::_exit(1);
@@ -157,11 +284,17 @@ fn spawn_hook(command: &mut Command, limits: Vec<Rlimit>, keep: &[RawFd], die_wi
     keep.sort_unstable();
     command.process_group(0);
     let parent = rustix::process::getpid().as_raw_nonzero().get();
+    // The CLI blocks its termination signals in every thread (`block_termination_signals`),
+    // and a signal mask survives fork and exec: the child starts with them unblocked.
+    let unblock = termination_set();
     // SAFETY: the closure runs between fork and exec in the child. It only makes raw system calls
-    // (prctl, getppid, setrlimit, fcntl, close_range) on values computed before the fork,
-    // allocates nothing and takes no locks, so it is async-signal-safe.
+    // (sigprocmask, prctl, getppid, setrlimit, fcntl, close_range) on values computed before the
+    // fork, allocates nothing and takes no locks, so it is async-signal-safe.
     unsafe {
         command.pre_exec(move || {
+            if libc::sigprocmask(libc::SIG_UNBLOCK, &unblock, std::ptr::null_mut()) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
             if die_with_parent {
                 let kill = libc::SIGKILL as libc::c_ulong;
                 if libc::prctl(libc::PR_SET_PDEATHSIG, kill, 0, 0, 0) != 0 {
@@ -331,7 +464,8 @@ fn last_capability() -> libc::c_ulong {
 }
 
 /// The Landlock backend's confinement, applied in the child between fork and exec, after
-/// [`prepare_child`]'s hook: die with the launcher, drop every capability (`drop_caps`, for
+/// [`prepare_child`]'s hook: die with the launcher (unless `die_with_parent` is false: only a
+/// mutants build's `no-kill-after-launcher-death`), drop every capability (`drop_caps`, for
 /// root), no-new-privileges and the Landlock ruleset, then the seccomp program `filter` (the
 /// bytes `cordon-seccomp` compiled). A failing step fails the spawn: nothing runs.
 #[cfg(linux_backends)]
@@ -340,6 +474,7 @@ pub(crate) fn confine_alone(
     ruleset: cordon_landlock::Ruleset,
     filter: &[u8],
     drop_caps: bool,
+    die_with_parent: bool,
 ) {
     let program: Vec<libc::sock_filter> = filter
         .chunks_exact(8)
@@ -358,17 +493,18 @@ pub(crate) fn confine_alone(
     // allocates nothing and takes no locks, so it is async-signal-safe.
     unsafe {
         command.pre_exec(move || {
-            if libc::prctl(
-                libc::PR_SET_PDEATHSIG,
-                libc::SIGKILL as libc::c_ulong,
-                0,
-                0,
-                0,
-            ) != 0
+            if die_with_parent
+                && libc::prctl(
+                    libc::PR_SET_PDEATHSIG,
+                    libc::SIGKILL as libc::c_ulong,
+                    0,
+                    0,
+                    0,
+                ) != 0
             {
                 return Err(std::io::Error::last_os_error());
             }
-            if libc::getppid() != parent {
+            if die_with_parent && libc::getppid() != parent {
                 // The launcher died before the signal was armed.
                 return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
             }

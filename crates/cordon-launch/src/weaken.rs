@@ -46,11 +46,16 @@ pub enum Weakening {
     ProtectedWritable,
     /// No wall-clock timeout.
     NoTimeout,
+    /// Nothing ends a jail whose launcher died: no parent-death signal (neither the spawn's
+    /// nor bubblewrap's `--die-with-parent`), and the session reaper kills nothing (it still
+    /// removes what the run made). A launcher ended by SIGTERM, SIGINT or SIGHUP still ends
+    /// its jails itself.
+    NoKillAfterLauncherDeath,
 }
 
 impl Weakening {
     /// Every weakening with its name.
-    pub const ALL: [(&'static str, Weakening); 10] = [
+    pub const ALL: [(&'static str, Weakening); 11] = [
         ("no-netns", Weakening::NoNetns),
         ("no-seccomp", Weakening::NoSeccomp),
         ("no-pidns", Weakening::NoPidns),
@@ -61,6 +66,10 @@ impl Weakening {
         ("no-private-tmp", Weakening::NoPrivateTmp),
         ("protected-writable", Weakening::ProtectedWritable),
         ("no-timeout", Weakening::NoTimeout),
+        (
+            "no-kill-after-launcher-death",
+            Weakening::NoKillAfterLauncherDeath,
+        ),
     ];
 }
 
@@ -142,6 +151,12 @@ pub(crate) fn timeout(
     }
 }
 
+/// Whether a jail dies with its launcher (parent-death signals, the session reaper's kill):
+/// not under `no-kill-after-launcher-death`.
+pub(crate) fn dies_with_launcher(weakening: Option<Weakening>) -> bool {
+    weakening != Some(Weakening::NoKillAfterLauncherDeath)
+}
+
 /// bubblewrap's option steps with the weakening applied.
 #[cfg(linux_backends)]
 pub(crate) fn options(weakening: Weakening, steps: &[Vec<OsString>]) -> Vec<Vec<OsString>> {
@@ -151,7 +166,8 @@ pub(crate) fn options(weakening: Weakening, steps: &[Vec<OsString>]) -> Vec<Vec<
         match (weakening, words.as_slice()) {
             (Weakening::NoNetns, ["--unshare-net"])
             | (Weakening::NoSeccomp, ["--seccomp", _])
-            | (Weakening::NoPidns, ["--unshare-pid"]) => {}
+            | (Weakening::NoPidns, ["--unshare-pid"])
+            | (Weakening::NoKillAfterLauncherDeath, ["--die-with-parent"]) => {}
             (Weakening::NoPidns, ["--proc", dest]) => {
                 out.push(vec!["--ro-bind".into(), "/proc".into(), (*dest).into()]);
             }

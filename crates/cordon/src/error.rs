@@ -15,6 +15,9 @@ pub enum CliError {
     /// The current directory could not be read.
     #[error("cannot determine the current directory: {0}")]
     CurrentDir(std::io::Error),
+    /// SIGTERM, SIGINT and SIGHUP could not be set up to end the jail.
+    #[error("cannot handle termination signals: {0}")]
+    Signals(std::io::Error),
     /// Reading `serve`'s requests failed.
     #[error("cannot read the requests: {0}")]
     Input(std::io::Error),

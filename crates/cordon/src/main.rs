@@ -52,6 +52,11 @@ fn main() -> ExitCode {
         Command::Check(args) => check::run(args, &mut out),
     };
     let _ = out.flush();
+    // Told to stop (SIGTERM, SIGINT, SIGHUP): the jail was ended; exit as a process killed by
+    // that signal would (docs/cli.md).
+    if let Some(signal) = cordon_launch::termination_signal() {
+        return ExitCode::from(u8::try_from(128 + signal).unwrap_or(u8::MAX));
+    }
     match result {
         Ok(code) => ExitCode::from(code),
         // A reader that went away (`cordon … | head`) is not an error worth a message: exit as a

@@ -90,6 +90,11 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<u8, CliError> {
     if let Ok(exe) = std::env::current_exe() {
         cordon_launch::start_session_forked(&exe);
     }
+    // SIGTERM, SIGINT and SIGHUP end the jail, then cordon exits 128+N (docs/cli.md): set up
+    // while this process still has one thread, so every thread it starts has them blocked.
+    // The main thread finishes the run itself once its jail is killed; a second at most.
+    cordon_launch::end_jails_on_signals(std::time::Duration::from_secs(1))
+        .map_err(CliError::Signals)?;
     if let Some(code) = crate::check::gate_run(&args.options.command, args.json, out)? {
         return Ok(code);
     }

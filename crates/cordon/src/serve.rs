@@ -15,7 +15,8 @@
 //! The jail's options are fixed when the session starts (the same flags as `run`); stdin is not
 //! passed to the commands (theirs is `/dev/null`), and their output is captured, never
 //! streamed. End of input ends the session: the jail built ahead is killed and what was made for
-//! it removed, and `serve` exits 0.
+//! it removed, and `serve` exits 0. SIGTERM, SIGINT and SIGHUP end every jail of the session,
+//! and `serve` exits 128+N.
 
 use std::ffi::OsString;
 use std::io::{BufRead, Write};
@@ -31,6 +32,10 @@ pub const REQUEST_LIMIT: usize = 16 << 20;
 
 /// Runs `cordon serve` over `input` and `out` until end of input; returns the exit code.
 pub fn run(args: &ServeArgs, input: &mut dyn BufRead, out: &mut dyn Write) -> Result<u8, CliError> {
+    // SIGTERM, SIGINT and SIGHUP end every jail of the session (the command's and the one built
+    // ahead), then `serve` exits 128+N at once: its main thread may be waiting on stdin. What
+    // the jails used on the host is removed by the session reaper.
+    cordon_launch::end_jails_on_signals(std::time::Duration::ZERO).map_err(CliError::Signals)?;
     let (ctx, plan) = crate::run::plan_for(&args.jail)?;
     let launcher = crate::run::launcher(&ctx, &args.jail)?;
     // What the walk refuses (a nested mount, a hard link reaching outside, ...) refuses the

@@ -1,7 +1,9 @@
 //! `cordon run` killed with SIGKILL while its payload runs: nothing of the jail may outlive it
 //! by more than a second, and the workspace must end up exactly as it was (the placeholders the
-//! run created for `.vscode`, `.claude`, `.git/commondir`, … included). Real kernel, real
-//! bubblewrap; these tests fail (never skip) when bubblewrap is missing.
+//! run created for `.vscode`, `.claude`, `.git/commondir`, … included). Told to stop with
+//! SIGTERM, it ends its jail and exits 143, under bubblewrap and under the Landlock backend, and
+//! so does `cordon serve`.
+//! Real kernel, real bubblewrap; these tests fail (never skip) when bubblewrap is missing.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests fail by panicking
 
@@ -54,9 +56,16 @@ impl Setup {
 
     /// Starts `cordon run` with a payload that prints `ready` then sleeps, and waits for `ready`.
     fn start_payload(&self) -> Child {
-        let script = format!("echo ready; sleep 60.0{}; :", self.marker);
+        self.start(&[], &format!("echo ready; sleep 60.0{}; :", self.marker))
+    }
+
+    /// Starts `cordon run OPTIONS -- /bin/sh -c SCRIPT killtest-<marker>`, and waits for the
+    /// script's first line, `ready`.
+    fn start(&self, options: &[&str], script: &str) -> Child {
         let mut child = Command::new(common::cordon())
-            .args(["run", "--", "/bin/sh", "-c", &script])
+            .arg("run")
+            .args(options)
+            .args(["--", "/bin/sh", "-c", script])
             .arg(format!("killtest-{}", self.marker))
             .current_dir(&self.work)
             .env_clear()
@@ -299,4 +308,123 @@ fn a_killed_launcher_leaves_the_workspace_as_it_was() {
             groups()
         );
     }
+}
+
+/// The processes of a jail: those whose command line holds `marker`, but for the session reaper
+/// (a forked one keeps its launcher's command line, and it is not part of the jail).
+fn jail_processes(marker: &str) -> Vec<String> {
+    processes_with(marker)
+        .into_iter()
+        .filter(|p| {
+            let pid = p.trim_start_matches('[').split(']').next().unwrap_or("");
+            std::fs::read_to_string(format!("/proc/{pid}/comm"))
+                .map_or(true, |c| c.trim_end() != "cordon-reaper")
+        })
+        .collect()
+}
+
+/// SIGTERM to `cordon run OPTIONS` whose jail runs a foreground sleep and a background one:
+/// cordon exits 143 (128 + 15), and no process of its jail is left.
+fn sigterm_ends_the_jail(options: &[&str]) {
+    let s = Setup::new();
+    // A tree: the shell, a background shell with its own sleep, a foreground sleep.
+    let script = format!(
+        "(sleep 60.1{m}; :) & echo ready; sleep 60.2{m}; :",
+        m = s.marker
+    );
+    let mut child = s.start(options, &script);
+    let launcher = child.id();
+    let before = jail_processes(&s.marker);
+    assert!(
+        before
+            .iter()
+            .any(|p| p.contains(&format!("sleep 60.1{}", s.marker)))
+            && before
+                .iter()
+                .any(|p| p.contains(&format!("sleep 60.2{}", s.marker))),
+        "the jail's sleeps are not visible before the signal, so this test would prove nothing: {before:?}"
+    );
+    let pid = rustix::process::Pid::from_raw(i32::try_from(launcher).unwrap()).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
+    let signalled = Instant::now();
+    let status = child.wait().unwrap();
+    assert_eq!(
+        status.code(),
+        Some(143),
+        "cordon {options:?} (pid {launcher}) told to stop with SIGTERM: {status}"
+    );
+    let gone = within(signalled, GRACE, || jail_processes(&s.marker).is_empty());
+    assert!(
+        gone,
+        "after cordon {options:?} (pid {launcher}) ended on SIGTERM, these processes of its jail are alive: {:?}",
+        jail_processes(&s.marker)
+    );
+}
+
+#[test]
+fn a_sigtermed_launcher_ends_its_bubblewrap_jail_and_exits_143() {
+    sigterm_ends_the_jail(&["--backend", "bwrap"]);
+}
+
+#[test]
+fn a_sigtermed_launcher_ends_its_landlock_jail_and_exits_143() {
+    sigterm_ends_the_jail(&["--backend", "landlock"]);
+}
+
+#[test]
+fn a_sigtermed_serve_ends_its_jails_and_exits_143() {
+    use std::io::Write;
+    let s = Setup::new();
+    // The second command runs in the jail the session built ahead after the first one: its
+    // shell, a foreground and a background sleep must all go.
+    let script = format!(
+        "(sleep 60.1{m}; :) & echo ready > ready.txt; sleep 60.2{m}; :",
+        m = s.marker
+    );
+    let mut serve = Command::new(common::cordon())
+        .args(["serve", "--backend", "bwrap"])
+        .current_dir(&s.work)
+        .env_clear()
+        .env("HOME", s.home.path())
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut input = serve.stdin.take().unwrap();
+    let mut answers = BufReader::new(serve.stdout.take().unwrap());
+    writeln!(input, r#"["/bin/true"]"#).unwrap();
+    let mut first = String::new();
+    answers.read_line(&mut first).unwrap();
+    assert!(first.contains("\"exit_code\":0"), "{first}");
+    let request = serde_json::to_string(&["/bin/sh", "-c", &script]).unwrap();
+    writeln!(input, "{request}").unwrap();
+    let ready = s.work.join("ready.txt");
+    assert!(
+        within(Instant::now(), READY_DEADLINE, || ready.exists()),
+        "the payload never started"
+    );
+    let before = jail_processes(&s.marker);
+    assert!(
+        before
+            .iter()
+            .any(|p| p.contains(&format!("sleep 60.1{}", s.marker))),
+        "the jail's background sleep is not visible, so this test would prove nothing: {before:?}"
+    );
+    let pid = rustix::process::Pid::from_raw(i32::try_from(serve.id()).unwrap()).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
+    let signalled = Instant::now();
+    let status = serve.wait().unwrap();
+    assert_eq!(
+        status.code(),
+        Some(143),
+        "cordon serve told to stop: {status}"
+    );
+    assert!(
+        within(signalled, GRACE, || jail_processes(&s.marker).is_empty()),
+        "after cordon serve ended on SIGTERM, these processes of its jail are alive: {:?}",
+        jail_processes(&s.marker)
+    );
+    drop(input);
 }

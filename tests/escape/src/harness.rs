@@ -488,7 +488,7 @@ pub struct Run<'c, 'a> {
 
 impl<'c, 'a> Run<'c, 'a> {
     /// Runs this copy of cordon (the build the column would use, placed by the case).
-    pub fn binary(mut self, path: &Path) -> Self {
+    pub fn placed_binary(mut self, path: &Path) -> Self {
         self.binary = Some(path.to_path_buf());
         self
     }
@@ -603,22 +603,39 @@ impl<'c, 'a> Run<'c, 'a> {
         {
             return None;
         }
+        self.request_line()
+    }
+
+    /// The payload as a `cordon serve` request line (a JSON array), when its words are UTF-8.
+    pub fn request_line(&self) -> Option<String> {
         let words: Option<Vec<&str>> = self.payload.iter().map(|w| w.to_str()).collect();
         serde_json::to_string(&words?).ok()
+    }
+
+    /// `cordon serve` with the column's options (and this run's), as the column's user, with the
+    /// run's environment: requests go to its stdin ([`Run::request_line`]).
+    pub fn serve_command(&self) -> Command {
+        let mut argv = vec![self.binary().into(), OsString::from("serve")];
+        self.options(&mut argv);
+        self.finish(argv)
+    }
+
+    fn binary(&self) -> &Path {
+        match (&self.binary, self.build, self.ctx.suite.mutant) {
+            (Some(placed), _, _) => placed,
+            (None, Build::Mutants, _) | (None, _, Some(_)) => &self.ctx.suite.cordon_mutants,
+            (None, Build::Default, None) => &self.ctx.suite.cordon,
+        }
     }
 
     /// The command: `cordon run --json …`, or with `served` (the request line) the serve driver
     /// around `cordon serve …`.
     fn command_as(&self, served: Option<String>) -> Command {
         let ctx = self.ctx;
-        let binary = match (&self.binary, self.build, ctx.suite.mutant) {
-            (Some(placed), _, _) => placed,
-            (None, Build::Mutants, _) | (None, _, Some(_)) => &ctx.suite.cordon_mutants,
-            (None, Build::Default, None) => &ctx.suite.cordon,
-        };
         if ctx.column.unjailed() {
             return self.unjailed_command();
         }
+        let binary = self.binary();
         let mut argv: Vec<OsString> = match &served {
             // Isolated mode: the host-side driver must not run what the case plants in the
             // environment for the jail's python (PYTHONSTARTUP, PYTHONPATH, …).
@@ -634,6 +651,17 @@ impl<'c, 'a> Run<'c, 'a> {
             ],
             None => vec![binary.into(), "run".into(), "--json".into()],
         };
+        self.options(&mut argv);
+        if served.is_none() {
+            argv.push("--".into());
+            argv.extend(self.payload.iter().cloned());
+        }
+        self.finish(argv)
+    }
+
+    /// The column's profile and backend options, then the run's own.
+    fn options(&self, argv: &mut Vec<OsString>) {
+        let ctx = self.ctx;
         if self.posture {
             argv.extend(ctx.column.profile_args().iter().map(OsString::from));
         }
@@ -641,10 +669,11 @@ impl<'c, 'a> Run<'c, 'a> {
             argv.extend(ctx.column.backend_args().iter().map(OsString::from));
         }
         argv.extend(self.args.iter().cloned());
-        if served.is_none() {
-            argv.push("--".into());
-            argv.extend(self.payload.iter().cloned());
-        }
+    }
+
+    /// `argv` as the column's user, in the run's environment and directory.
+    fn finish(&self, argv: Vec<OsString>) -> Command {
+        let ctx = self.ctx;
         let mut cmd = if self.inherit.is_empty() {
             ctx.as_user(argv)
         } else {

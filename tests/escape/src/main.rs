@@ -310,6 +310,7 @@ pub const MUTANTS: &[&str] = &[
     "no-private-tmp",
     "protected-writable",
     "no-timeout",
+    "no-kill-after-launcher-death",
 ];
 
 /// Cases run in parallel by default.

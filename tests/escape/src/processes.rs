@@ -2,10 +2,12 @@
 //! jail stands between the payload and it) and checks from the host that it survives.
 
 use std::ffi::OsString;
+use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, Stdio};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use super::harness::{Ctx, cut, wait_for};
+use super::harness::{Ctx, cut, wait_deadline, wait_for};
 use super::matrix::{Outcome, Verdict};
 use super::{Case, Class};
 
@@ -51,6 +53,13 @@ pub fn cases() -> Vec<Case> {
             c,
             "SIGKILL the cordon process mid-run: the jail dies with it, nothing writes later",
             launcher_killed,
+        ),
+        Case::attack(
+            "proc/launcher-killed-anytime",
+            c,
+            "SIGTERM or SIGKILL cordon (run; serve in the serve column) from its start to 300 ms \
+             into the jail, 20 times: no process of the jail (a shell, a heartbeat writer) survives",
+            launcher_killed_anytime,
         ),
     ]
 }
@@ -266,5 +275,224 @@ fn launcher_killed(ctx: &Ctx<'_>) -> Outcome {
         &out,
         !late.is_empty(),
         format!("cordon killed after the canary; wrote later: {late:?}"),
+    )
+}
+
+/// The delays at which `proc/launcher-killed-anytime` kills cordon, spread over the jail's
+/// start and 300 ms of its run; each is tried with SIGTERM and with SIGKILL.
+const KILL_DELAYS: u64 = 10;
+const KILL_SPREAD_MS: u64 = 300;
+
+/// How long a killed cordon's jail gets to end before the case looks for what is left.
+const KILL_GRACE: Duration = Duration::from_millis(1000);
+
+/// One kill of `proc/launcher-killed-anytime`.
+struct Try {
+    signal: rustix::process::Signal,
+    delay: Duration,
+    heartbeat: std::path::PathBuf,
+    /// cordon's exit code (128 + N when killed by signal N).
+    code: Option<i32>,
+}
+
+/// Processes on the host whose command line holds `needle`, but for session reapers (a forked
+/// one keeps its launcher's command line and is not part of the jail): `(pid, cmdline)`.
+fn holding(needle: &str) -> Vec<(i32, String)> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let Ok(bytes) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(&bytes).replace('\0', " ");
+        let comm = std::fs::read_to_string(entry.path().join("comm")).unwrap_or_default();
+        if text.contains(needle) && comm.trim_end() != "cordon-reaper" {
+            found.push((pid, text));
+        }
+    }
+    found
+}
+
+/// Starts cordon for one try: `cordon run`, or in the serve column `cordon serve` handed
+/// `/bin/true` first (so that the payload runs in the jail it built ahead) and then the payload.
+/// The moment the payload was handed over, and what keeps serve's pipes open.
+fn start_try(
+    ctx: &Ctx<'_>,
+    script: &str,
+) -> Result<(Child, Instant, Option<BufReader<std::process::ChildStdout>>), String> {
+    let run = ctx.cordon().sh(script);
+    if !ctx.column.served() {
+        let child = run
+            .spawn()
+            .map_err(|e| format!("cannot start cordon: {e}"))?;
+        return Ok((child, Instant::now(), None));
+    }
+    let request = run.request_line().ok_or("the payload is not UTF-8")?;
+    let mut cmd = run.serve_command();
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| format!("cannot start cordon serve: {e}"))?;
+    let (Some(mut input), Some(output)) = (child.stdin.take(), child.stdout.take()) else {
+        return Err("cordon serve has no pipes".into());
+    };
+    let _ = input.write_all(b"[\"/bin/true\"]\n");
+    // The first answer, within a bound (a serve that hangs must not hang the suite).
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut output = BufReader::new(output);
+        let mut line = String::new();
+        let read = output.read_line(&mut line).unwrap_or(0);
+        let _ = tx.send((read, output));
+    });
+    let Ok((read, output)) = rx.recv_timeout(Duration::from_secs(20)) else {
+        let _ = child.kill();
+        let _ = child.wait();
+        return Err("cordon serve never answered its first request".into());
+    };
+    if read == 0 {
+        let _ = child.wait();
+        return Err("cordon serve ended before its first answer".into());
+    }
+    let _ = input.write_all(format!("{request}\n").as_bytes());
+    let handed = Instant::now();
+    // Its stdin stays open: the session must not end on its own.
+    child.stdin = Some(input);
+    Ok((child, handed, Some(output)))
+}
+
+/// `cordon run` (or `cordon serve`) killed with SIGTERM and with SIGKILL at delays spread over
+/// the start of the run: the jail must end with it whatever was alive at that moment (the
+/// launcher, the jail's first process, a background process), in every order the deaths then
+/// come in. Each try's jail writes a heartbeat file in the workspace from a background loop
+/// while its shell loops in the foreground; after a grace period no heartbeat may advance and
+/// no process of any try's jail may be alive.
+fn launcher_killed_anytime(ctx: &Ctx<'_>) -> Outcome {
+    use rustix::process::Signal;
+    // One whole run first, so that the kills meet a warm start (the backend's probe cached),
+    // and its length tells how long a start takes here: the delays spread over the start and
+    // 300 ms of the running jail. In the serve column the payload is handed to a jail built
+    // ahead, which starts at once.
+    let warm = ctx.sh("true");
+    let start = if ctx.column.served() {
+        Duration::ZERO
+    } else {
+        warm.took.min(Duration::from_secs(1))
+    };
+    let spread = start + Duration::from_millis(KILL_SPREAD_MS);
+    let mut tries = Vec::new();
+    for i in 0..KILL_DELAYS * 2 {
+        let delay = spread * u32::try_from(i / 2).unwrap_or(0) / (KILL_DELAYS as u32 - 1);
+        let signal = if i % 2 == 0 {
+            Signal::TERM
+        } else {
+            Signal::KILL
+        };
+        // Planted: under the Landlock backend nothing can be created directly in the workspace.
+        let heartbeat = match ctx.file(&format!(".escape-heartbeat-{i}"), "") {
+            Ok(p) => p,
+            Err(e) => return Outcome::new(Verdict::Inconclusive, format!("harness: {e}")),
+        };
+        let hb = super::harness::qp(&heartbeat);
+        let script = format!(
+            "(while :; do echo beat >> {hb}; sleep 0.05; done) & \
+             while :; do sleep 0.05; done"
+        );
+        let (mut child, handed, output) = match start_try(ctx, &script) {
+            Ok(t) => t,
+            Err(e) => return Outcome::new(Verdict::Inconclusive, format!("harness: {e}")),
+        };
+        std::thread::sleep(delay.saturating_sub(handed.elapsed()));
+        if let Some(pid) = i32::try_from(child.id())
+            .ok()
+            .and_then(rustix::process::Pid::from_raw)
+        {
+            let _ = rustix::process::kill_process(pid, signal);
+        }
+        let status = wait_deadline(&mut child, Duration::from_secs(20));
+        if status.is_none() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        drop(output);
+        let code = status.and_then(|s| {
+            use std::os::unix::process::ExitStatusExt;
+            s.code().or_else(|| s.signal().map(|n| 128 + n))
+        });
+        tries.push(Try {
+            signal,
+            delay,
+            heartbeat,
+            code,
+        });
+    }
+    std::thread::sleep(KILL_GRACE);
+    let size = |p: &std::path::Path| std::fs::metadata(p).map_or(0, |m| m.len());
+    let first: Vec<u64> = tries.iter().map(|t| size(&t.heartbeat)).collect();
+    std::thread::sleep(Duration::from_millis(400));
+    // Every process of every try's jail holds the case's token (the canary in its script).
+    let alive = holding(&ctx.token);
+    let mut advanced = Vec::new();
+    for (t, before) in tries.iter().zip(&first) {
+        if size(&t.heartbeat) != *before {
+            advanced.push(format!(
+                "SIG{} at {} ms",
+                if t.signal == Signal::TERM {
+                    "TERM"
+                } else {
+                    "KILL"
+                },
+                t.delay.as_millis()
+            ));
+        }
+    }
+    // What is left is killed here: a weakened launcher's jail would beat forever.
+    for _ in 0..5 {
+        let left = holding(&ctx.token);
+        if left.is_empty() {
+            break;
+        }
+        for (pid, _) in left {
+            if let Some(pid) = rustix::process::Pid::from_raw(pid) {
+                let _ = rustix::process::kill_process(pid, Signal::KILL);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let beating = tries.iter().filter(|t| size(&t.heartbeat) > 0).count();
+    let term_codes: Vec<String> = tries
+        .iter()
+        .filter(|t| t.signal == Signal::TERM)
+        .map(|t| t.code.map_or("?".into(), |c| c.to_string()))
+        .collect();
+    let out = super::harness::RunOut::default();
+    ctx.judge(
+        &out,
+        !advanced.is_empty() || !alive.is_empty(),
+        format!(
+            "{} kills over {} ms, {beating} after the heartbeat started; still beating after {} ms: {advanced:?}; \
+             jail processes alive: {} ({}); exit codes after SIGTERM: {}",
+            tries.len(),
+            spread.as_millis(),
+            KILL_GRACE.as_millis(),
+            alive.len(),
+            cut(
+                &alive
+                    .iter()
+                    .map(|(pid, cmd)| format!("[{pid}] {cmd}"))
+                    .collect::<Vec<_>>()
+                    .join("; "),
+                300
+            ),
+            term_codes.join(" ")
+        ),
     )
 }

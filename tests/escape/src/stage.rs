@@ -76,7 +76,7 @@ fn hidden_dir(ctx: &Ctx<'_>) -> Outcome {
         .enumerate()
         .map(|(i, step)| format!("{step} 2>&1\necho step-{i}-done\n"))
         .collect();
-    let out = ctx.cordon().binary(&stage).sh(&script).run();
+    let out = ctx.cordon().placed_binary(&stage).sh(&script).run();
 
     let missing: Vec<usize> = (0..steps.len())
         .filter(|i| !out.out.contains(&format!("step-{i}-done")))

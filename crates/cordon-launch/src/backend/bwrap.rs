@@ -285,7 +285,11 @@ impl Backend for BwrapBackend {
                 .unwrap_or_default(),
         ]
         .concat();
-        sys::prepare_child(&mut command, &plan.limits, &keep);
+        #[cfg(all(feature = "mutants", debug_assertions))]
+        let dies = crate::weaken::dies_with_launcher(self.weakening);
+        #[cfg(not(all(feature = "mutants", debug_assertions)))]
+        let dies = true;
+        sys::prepare_child_with(&mut command, &plan.limits, &keep, dies);
         Ok(Prepared {
             command,
             hold,

@@ -59,6 +59,9 @@ pub struct LandlockBackend {
     config: LandlockConfig,
     abi: Result<Abi, String>,
     outcome: OnceLock<ProbeOutcome>,
+    /// One defence taken away (the escape suite's mutants run; never in a release build).
+    #[cfg(all(feature = "mutants", debug_assertions))]
+    weakening: Option<crate::weaken::Weakening>,
 }
 
 fn not(detail: String) -> ProbeOutcome {
@@ -97,6 +100,8 @@ impl LandlockBackend {
             config,
             abi: Abi::detect().map_err(|e| e.to_string()),
             outcome: OnceLock::new(),
+            #[cfg(all(feature = "mutants", debug_assertions))]
+            weakening: None,
         }
     }
 }
@@ -174,9 +179,13 @@ impl Backend for LandlockBackend {
             .current_dir(&plan.cwd);
         let hold: Vec<OwnedFd> = status.into_iter().collect();
         let keep: Vec<i32> = hold.iter().map(sys::raw).collect();
-        sys::prepare_child(&mut command, &plan.limits, &keep);
+        #[cfg(all(feature = "mutants", debug_assertions))]
+        let dies = crate::weaken::dies_with_launcher(self.weakening);
+        #[cfg(not(all(feature = "mutants", debug_assertions)))]
+        let dies = true;
+        sys::prepare_child_with(&mut command, &plan.limits, &keep, dies);
         let root = rustix::process::geteuid().is_root();
-        sys::confine_alone(&mut command, ruleset, filter.bytes(), root);
+        sys::confine_alone(&mut command, ruleset, filter.bytes(), root, dies);
 
         let mut shown: Vec<OsString> = vec![
             format!("# {report}").into(),
@@ -246,6 +255,11 @@ impl Backend for LandlockBackend {
                 unusable: None,
             },
         }
+    }
+
+    #[cfg(all(feature = "mutants", debug_assertions))]
+    fn weaken(&mut self, weakening: crate::weaken::Weakening) {
+        self.weakening = Some(weakening);
     }
 
     fn stage_binary(&self) -> Option<&Path> {

@@ -308,6 +308,12 @@ impl Launcher {
         // `cleanup`, removed at the end of the run (cleanup.rs). Made after the probe, so a
         // launcher killed while probing leaves nothing in the workspace.
         let session = crate::reaper::session(backend.stage_binary());
+        #[cfg(all(feature = "mutants", debug_assertions))]
+        if !crate::weaken::dies_with_launcher(self.weakening)
+            && let Some(session) = session
+        {
+            session.kill_nothing();
+        }
         let (guarded, mut cleanup) = make_placeholders(req.plan, session);
         // For a jail built ahead, what the guard just read, looked at again when a command
         // claims it: taken right after the guard, as close to its reads as a cold run's mounts.
