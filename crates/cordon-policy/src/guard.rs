@@ -43,6 +43,10 @@ pub const PLACEHOLDER_DIRS: &[&str] = &[
     ".claude",
 ];
 
+/// The name of cordon's own configuration and state directories (`~/.config/cordon`,
+/// `~/.cache/cordon`, the XDG ones).
+pub const OWN_STATE_NAME: &str = "cordon";
+
 /// What `commondir` says when the repository is its own common directory.
 pub const COMMONDIR_SELF: &[u8] = b".\n";
 
@@ -139,6 +143,19 @@ fn protect(plan: &mut Plan, path: PathBuf, kind: EntryKind) {
     }
 }
 
+/// The first component of `path` that does not exist (its parent does, as a directory).
+fn first_missing(host: &dyn HostFacts, path: &Path) -> Option<PathBuf> {
+    let mut first = None;
+    for a in path.ancestors() {
+        match host.kind(a) {
+            None => first = Some(a.to_path_buf()),
+            Some(EntryKind::Dir) => return first,
+            Some(_) => return None,
+        }
+    }
+    None
+}
+
 /// The placeholder kind a protected path of this name gets, if any.
 fn placeholder_kind(path: &Path) -> Option<PlaceholderKind> {
     let name = path.file_name()?.to_str()?;
@@ -176,7 +193,10 @@ impl Plan {
         });
         let mut placeholders: Vec<Placeholder> = Vec::new();
 
-        for root in &plan.writable.clone() {
+        // Every granted root, the ones inside another root too: each keeps its git guard.
+        let mut roots = plan.writable.clone();
+        roots.extend(plan.inner_roots.iter().cloned());
+        for root in &roots {
             let dot_git = root.join(".git");
             if is(&dot_git, EntryKind::Dir) {
                 let commondir = dot_git.join("commondir");
@@ -218,6 +238,17 @@ impl Plan {
         }
 
         for skipped in &plan.skipped.clone() {
+            if skipped.reason == SkipReason::OwnStateMissing {
+                // Not creatable: an empty read-only directory where its first missing component
+                // would be (cordon's directory itself when its parent exists).
+                if let Some(first) = first_missing(host, &skipped.path)
+                    && root_of(&plan, &first).is_some_and(|r| *r != first)
+                {
+                    add(&mut placeholders, &first, PlaceholderKind::Dir, true);
+                    protect(&mut plan, first, EntryKind::Dir);
+                }
+                continue;
+            }
             let p = &skipped.path;
             let eligible = skipped.reason == SkipReason::ProtectedMissing
                 && p.parent().is_some_and(|d| is(d, EntryKind::Dir))
@@ -237,6 +268,12 @@ impl Plan {
         for prot in &plan.protected {
             if let Some(kind) = placeholder_kind(&prot.path) {
                 add(&mut placeholders, &prot.path, kind, false);
+            } else if prot.kind == EntryKind::Dir
+                && prot.path.file_name().is_some_and(|n| n == OWN_STATE_NAME)
+            {
+                // Perhaps another run's placeholder for cordon's own directory (joining a real
+                // one is harmless: only a marked placeholder is ever removed).
+                add(&mut placeholders, &prot.path, PlaceholderKind::Dir, false);
             }
         }
 
