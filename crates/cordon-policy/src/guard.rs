@@ -241,11 +241,16 @@ impl Plan {
             if skipped.reason == SkipReason::OwnStateMissing {
                 // Not creatable: an empty read-only directory where its first missing component
                 // would be (cordon's directory itself when its parent exists).
-                if let Some(first) = first_missing(host, &skipped.path)
-                    && root_of(&plan, &first).is_some_and(|r| *r != first)
-                {
-                    add(&mut placeholders, &first, PlaceholderKind::Dir, true);
-                    protect(&mut plan, first, EntryKind::Dir);
+                // When it appeared since the plan was resolved (the launcher's probe writes its
+                // cache before the jail is guarded), it is protected as it is, and joined.
+                let (path, created) = match first_missing(host, &skipped.path) {
+                    Some(first) => (first, true),
+                    None if is(&skipped.path, EntryKind::Dir) => (skipped.path.clone(), false),
+                    None => continue,
+                };
+                if root_of(&plan, &path).is_some_and(|r| *r != path) {
+                    add(&mut placeholders, &path, PlaceholderKind::Dir, created);
+                    protect(&mut plan, path, EntryKind::Dir);
                 }
                 continue;
             }
