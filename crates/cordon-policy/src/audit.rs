@@ -129,7 +129,10 @@ pub fn audit(
         ),
         Some(ws) if holding.is_empty() => pass(
             "writable-contains-workspace",
-            format!("no extra writable root holds the workspace {}", ws.display()),
+            format!(
+                "no extra writable root holds the workspace {}",
+                ws.display()
+            ),
         ),
         Some(ws) => fail(
             "writable-contains-workspace",

@@ -126,7 +126,10 @@ fn a_configured_root_holding_the_workspace_keeps_the_workspace_git_read_only() {
     std::fs::create_dir_all(&config).unwrap();
     std::fs::write(
         config.join("config.toml"),
-        format!("[filesystem]\nwritable = [{:?}]\n", parent.display().to_string()),
+        format!(
+            "[filesystem]\nwritable = [{:?}]\n",
+            parent.display().to_string()
+        ),
     )
     .unwrap();
     home.run(
@@ -139,10 +142,10 @@ fn a_configured_root_holding_the_workspace_keeps_the_workspace_git_read_only() {
 }
 
 #[test]
-fn cordon_config_and_cache_stay_read_only_inside_writable_parents() {
+fn missing_cordon_config_cannot_be_created_nor_the_cache_rewritten_inside_writable_parents() {
     for backend in BACKENDS {
         let what = format!("on {backend}");
-        // 1. Nothing of cordon's own exists yet under ~/.config or $XDG_CONFIG_HOME: it cannot be
+        // Nothing of cordon's own exists yet under ~/.config or $XDG_CONFIG_HOME: it cannot be
         //    created. The probe cache (~/.cache/cordon) is written by the launcher before the
         //    jail: it cannot be rewritten or added to.
         let home = Home::new();
@@ -197,8 +200,14 @@ fn cordon_config_and_cache_stay_read_only_inside_writable_parents() {
                 path.display()
             );
         }
+    }
+}
 
-        // 2. The global configuration exists: it cannot be rewritten, removed or moved.
+#[test]
+fn the_global_configuration_cannot_be_rewritten_inside_a_writable_parent() {
+    for backend in BACKENDS {
+        let what = format!("on {backend}");
+        // The global configuration exists: it cannot be rewritten, removed or moved.
         let home = Home::new();
         let work = home.repo("proj");
         let h = home.path();
