@@ -20,6 +20,15 @@
 //!   are left alone: an empty file would show up in `git status` and be committed; the tools
 //!   that read them ask before trusting a new one.)
 //!
+//! - **Creating cordon's own state.** A missing `~/.config/cordon` or `~/.cache/cordon` (or an
+//!   XDG one) inside a writable root ([`SkipReason::OwnStateMissing`]) gets an empty placeholder
+//!   directory at its first missing component, so no global configuration can be planted; one
+//!   that appeared since the plan was resolved (the launcher's probe writes its cache before the
+//!   guard) is protected as it is.
+//!
+//! Every granted root is guarded, the ones inside another root too ([`Plan::inner_roots`]: the
+//! workspace inside a `--write` parent keeps its `.git/commondir` placeholder).
+//!
 //! [`Plan::guard`] is pure: it reads the host through [`HostFacts`] and returns a
 //! [`GuardedPlan`], which holds the plan with the pins and the extra protected paths, and the
 //! [`Placeholder`]s the launcher must make (or join, when one is already there) before the jail
