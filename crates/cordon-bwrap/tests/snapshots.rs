@@ -67,3 +67,55 @@ fn workspace_under_tmp() {
     let plan = plan_at(&policy(Profile::Shell, Posture::Host), &host, "/tmp/ws");
     insta::assert_yaml_snapshot!("shell-host-workspace-under-tmp", snapshot(&plan, None));
 }
+
+#[test]
+fn a_writable_parent_of_the_workspace() {
+    // `--write /home/u/src` from /home/u/src/proj: the workspace's .git stays re-bound read-only
+    // inside the merged root, the workspace and its .git are pinned, placeholders are bound.
+    let host = FakeHost::typical()
+        .dir("/home/u/src/proj/.git/hooks")
+        .file("/home/u/src/proj/.git/config", "");
+    let mut b = PolicyBuilder::new(Profile::Shell);
+    b.add_writable(
+        cordon_policy::PathSpec::parse("/home/u/src").unwrap(),
+        false,
+        Source::Caller,
+    );
+    let plan = plan_at(&b.build(), &host, "/home/u/src/proj");
+    let features = common::features();
+    let env = common::env();
+    let args = cordon_bwrap::build(&cordon_bwrap::Request {
+        plan: &plan.guard(&host),
+        features: &features,
+        env: &env,
+        fds: common::FDS,
+        stage: None,
+        argv: &argv(&["/bin/sh"]),
+    })
+    .unwrap();
+    let rendered = args.render();
+    for line in [
+        "--bind /home/u/src /home/u/src",
+        "--bind /home/u/src/proj /home/u/src/proj",
+        "--bind /home/u/src/proj/.git /home/u/src/proj/.git",
+        "--ro-bind /home/u/src/proj/.git/config /home/u/src/proj/.git/config",
+        "--ro-bind /home/u/src/proj/.git/hooks /home/u/src/proj/.git/hooks",
+        "--ro-bind /home/u/src/proj/.git/commondir /home/u/src/proj/.git/commondir",
+        "--ro-bind /home/u/src/proj/.vscode /home/u/src/proj/.vscode",
+    ] {
+        assert!(
+            rendered.lines().any(|l| l == line),
+            "{line} missing:\n{rendered}"
+        );
+    }
+    insta::assert_yaml_snapshot!(
+        "shell-host-writable-parent-of-workspace",
+        Snapshot {
+            profile: plan.profile.name(),
+            posture: plan.posture.to_string(),
+            network: plan.network.to_string(),
+            stage: None,
+            rules: rendered.lines().map(str::to_owned).collect(),
+        }
+    );
+}

@@ -72,7 +72,12 @@ pub fn validate_write_path(path: &Path, plan: &Plan) -> Result<WritePath, FloorE
     let protected = plan.protected.iter().map(|p| &p.path).chain(
         plan.skipped
             .iter()
-            .filter(|s| s.reason == SkipReason::ProtectedMissing)
+            .filter(|s| {
+                matches!(
+                    s.reason,
+                    SkipReason::ProtectedMissing | SkipReason::OwnStateMissing
+                )
+            })
             .map(|s| &s.path),
     );
     for p in protected {

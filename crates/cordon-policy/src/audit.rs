@@ -38,11 +38,13 @@ impl AuditReport {
 }
 
 /// Audits the configuration layers as they would combine for a caller with no overrides.
-/// `home` is used to recognise an absolute writable root that is the home directory or above it.
+/// `home` is used to recognise an absolute writable root that is the home directory or above it,
+/// `workspace` (the directory audited from) one that holds the workspace; both lexically.
 pub fn audit(
     global: Option<&ConfigLayer>,
     project: Option<&ConfigLayer>,
     home: Option<&Path>,
+    workspace: Option<&Path>,
 ) -> AuditReport {
     let mut checks = Vec::new();
     let effective = match effective_policy(global, project, &Overrides::default()) {
@@ -108,6 +110,40 @@ pub fn audit(
         )
     });
 
+    // A root holding the workspace makes its files writable in every jail; cordon keeps the
+    // workspace's protected paths read-only inside it, but everything else of the workspace
+    // (and every other repository below the root) is open to every command.
+    let holding: Vec<String> = match workspace {
+        Some(ws) => policy
+            .writable()
+            .iter()
+            .filter(|w| holds(&w.path, home, ws))
+            .map(|w| w.path.to_string())
+            .collect(),
+        None => Vec::new(),
+    };
+    checks.push(match workspace {
+        None => pass(
+            "writable-contains-workspace",
+            "no workspace to compare with".into(),
+        ),
+        Some(ws) if holding.is_empty() => pass(
+            "writable-contains-workspace",
+            format!(
+                "no extra writable root holds the workspace {}",
+                ws.display()
+            ),
+        ),
+        Some(ws) => fail(
+            "writable-contains-workspace",
+            format!(
+                "writable roots that hold the workspace {}: {}",
+                ws.display(),
+                holding.join(", ")
+            ),
+        ),
+    });
+
     let defaults_policy = PolicyBuilder::new(policy.profile()).build();
     let removed: Vec<String> = defaults_policy
         .masks()
@@ -168,6 +204,20 @@ fn is_broad(path: &PathSpec, home: Option<&Path>) -> bool {
         }
         PathSpec::Relative(_) => false,
     }
+}
+
+/// Whether the root `path` is a strict ancestor of `workspace` (lexically; a relative root lies
+/// inside the workspace by construction).
+fn holds(path: &PathSpec, home: Option<&Path>, workspace: &Path) -> bool {
+    let root = match path {
+        PathSpec::Absolute(p) => p.clone(),
+        PathSpec::Home(rel) => match home {
+            Some(h) => h.join(rel),
+            None => return false,
+        },
+        PathSpec::Relative(_) => return false,
+    };
+    workspace != root && workspace.starts_with(&root)
 }
 
 fn pass(name: &'static str, detail: String) -> Check {

@@ -174,6 +174,24 @@ pub fn global_config_path(
         .map(|h| h.join(".config").join("cordon").join("config.toml"))
 }
 
+/// cordon's own directories that `XDG_CONFIG_HOME` and `XDG_CACHE_HOME` name (each one's
+/// `cordon` directory), for [`crate::Invocation::with_own_state`]: the global configuration
+/// and the probe cache live there, and no jail may write them. Relative values are ignored, as
+/// the XDG specification requires; the defaults below the home directory are always added by
+/// [`crate::Plan::resolve`].
+pub fn own_state_dirs(
+    xdg_config_home: Option<&OsStr>,
+    xdg_cache_home: Option<&OsStr>,
+) -> Vec<PathBuf> {
+    [xdg_config_home, xdg_cache_home]
+        .into_iter()
+        .flatten()
+        .map(Path::new)
+        .filter(|p| p.is_absolute())
+        .map(|p| p.join("cordon"))
+        .collect()
+}
+
 /// Reads and parses a configuration file.
 pub fn load_file(path: &Path, kind: LayerKind) -> Result<ConfigLayer, PolicyError> {
     let text = std::fs::read_to_string(path).map_err(|source| PolicyError::ConfigRead {

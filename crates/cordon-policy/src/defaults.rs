@@ -87,6 +87,12 @@ pub const PROTECTED_IN_ROOTS: &[&str] = &[
     ".claude",
 ];
 
+/// cordon's own configuration and state below the home directory (the global configuration,
+/// trusted and able to remove default masks; the probe cache): read-only in every jail, whatever
+/// the writable roots. `XDG_CONFIG_HOME` and `XDG_CACHE_HOME` add their `cordon` directories
+/// through [`crate::Invocation::own_state`].
+pub const OWN_STATE_IN_HOME: &[&str] = &[".config/cordon", ".cache/cordon"];
+
 /// System trees bound read-only in the minimal posture (when they exist): the loader's and the
 /// toolchains' trees, and the parts of `/etc` that programs need to start, resolve names and
 /// verify certificates.

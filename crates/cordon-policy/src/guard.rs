@@ -20,6 +20,15 @@
 //!   are left alone: an empty file would show up in `git status` and be committed; the tools
 //!   that read them ask before trusting a new one.)
 //!
+//! - **Creating cordon's own state.** A missing `~/.config/cordon` or `~/.cache/cordon` (or an
+//!   XDG one) inside a writable root ([`SkipReason::OwnStateMissing`]) gets an empty placeholder
+//!   directory at its first missing component, so no global configuration can be planted; one
+//!   that appeared since the plan was resolved (the launcher's probe writes its cache before the
+//!   guard) is protected as it is.
+//!
+//! Every granted root is guarded, the ones inside another root too ([`Plan::inner_roots`]: the
+//! workspace inside a `--write` parent keeps its `.git/commondir` placeholder).
+//!
 //! [`Plan::guard`] is pure: it reads the host through [`HostFacts`] and returns a
 //! [`GuardedPlan`], which holds the plan with the pins and the extra protected paths, and the
 //! [`Placeholder`]s the launcher must make (or join, when one is already there) before the jail
@@ -42,6 +51,10 @@ pub const PLACEHOLDER_DIRS: &[&str] = &[
     ".cordon",
     ".claude",
 ];
+
+/// The name of cordon's own configuration and state directories (`~/.config/cordon`,
+/// `~/.cache/cordon`, the XDG ones).
+pub const OWN_STATE_NAME: &str = "cordon";
 
 /// What `commondir` says when the repository is its own common directory.
 pub const COMMONDIR_SELF: &[u8] = b".\n";
@@ -139,6 +152,19 @@ fn protect(plan: &mut Plan, path: PathBuf, kind: EntryKind) {
     }
 }
 
+/// The first component of `path` that does not exist (its parent does, as a directory).
+fn first_missing(host: &dyn HostFacts, path: &Path) -> Option<PathBuf> {
+    let mut first = None;
+    for a in path.ancestors() {
+        match host.kind(a) {
+            None => first = Some(a.to_path_buf()),
+            Some(EntryKind::Dir) => return first,
+            Some(_) => return None,
+        }
+    }
+    None
+}
+
 /// The placeholder kind a protected path of this name gets, if any.
 fn placeholder_kind(path: &Path) -> Option<PlaceholderKind> {
     let name = path.file_name()?.to_str()?;
@@ -176,7 +202,10 @@ impl Plan {
         });
         let mut placeholders: Vec<Placeholder> = Vec::new();
 
-        for root in &plan.writable.clone() {
+        // Every granted root, the ones inside another root too: each keeps its git guard.
+        let mut roots = plan.writable.clone();
+        roots.extend(plan.inner_roots.iter().cloned());
+        for root in &roots {
             let dot_git = root.join(".git");
             if is(&dot_git, EntryKind::Dir) {
                 let commondir = dot_git.join("commondir");
@@ -218,6 +247,22 @@ impl Plan {
         }
 
         for skipped in &plan.skipped.clone() {
+            if skipped.reason == SkipReason::OwnStateMissing {
+                // Not creatable: an empty read-only directory where its first missing component
+                // would be (cordon's directory itself when its parent exists).
+                // When it appeared since the plan was resolved (the launcher's probe writes its
+                // cache before the jail is guarded), it is protected as it is, and joined.
+                let (path, created) = match first_missing(host, &skipped.path) {
+                    Some(first) => (first, true),
+                    None if is(&skipped.path, EntryKind::Dir) => (skipped.path.clone(), false),
+                    None => continue,
+                };
+                if root_of(&plan, &path).is_some_and(|r| *r != path) {
+                    add(&mut placeholders, &path, PlaceholderKind::Dir, created);
+                    protect(&mut plan, path, EntryKind::Dir);
+                }
+                continue;
+            }
             let p = &skipped.path;
             let eligible = skipped.reason == SkipReason::ProtectedMissing
                 && p.parent().is_some_and(|d| is(d, EntryKind::Dir))
@@ -237,6 +282,12 @@ impl Plan {
         for prot in &plan.protected {
             if let Some(kind) = placeholder_kind(&prot.path) {
                 add(&mut placeholders, &prot.path, kind, false);
+            } else if prot.kind == EntryKind::Dir
+                && prot.path.file_name().is_some_and(|n| n == OWN_STATE_NAME)
+            {
+                // Perhaps another run's placeholder for cordon's own directory (joining a real
+                // one is harmless: only a marked placeholder is ever removed).
+                add(&mut placeholders, &prot.path, PlaceholderKind::Dir, false);
             }
         }
 

@@ -21,6 +21,10 @@ pub struct Invocation {
     pub cwd: PathBuf,
     /// The workspace root, absolute; `None` means the cwd is the workspace.
     pub workspace: Option<PathBuf>,
+    /// cordon's own configuration and state directories beyond the defaults below the home
+    /// directory ([`defaults::OWN_STATE_IN_HOME`]), absolute: where `XDG_CONFIG_HOME` and
+    /// `XDG_CACHE_HOME` put them ([`crate::config::own_state_dirs`]). Read-only in every jail.
+    pub own_state: Vec<PathBuf>,
 }
 
 impl Invocation {
@@ -29,7 +33,14 @@ impl Invocation {
         Invocation {
             cwd: cwd.into(),
             workspace: None,
+            own_state: Vec::new(),
         }
+    }
+
+    /// The same invocation with cordon's own directories `dirs` (absolute) kept read-only too.
+    pub fn with_own_state(mut self, dirs: impl IntoIterator<Item = PathBuf>) -> Invocation {
+        self.own_state.extend(dirs);
+        self
     }
 }
 
@@ -92,6 +103,10 @@ pub enum SkipReason {
     ProtectedMissing,
     /// The protected path resolves outside every writable root, so it is read-only already.
     ProtectedOutsideWritable,
+    /// One of cordon's own configuration or state directories does not exist but lies inside a
+    /// writable root: [`Plan::guard`] lists a placeholder (an empty read-only directory) where
+    /// its first missing component would be, so the jail cannot create it.
+    OwnStateMissing,
 }
 
 /// A mask or protected path left out, and why.
@@ -132,6 +147,14 @@ pub struct Plan {
     /// Writable roots: canonical, sorted, none inside another.
     #[serde(serialize_with = "serialize_paths")]
     pub writable: Vec<PathBuf>,
+    /// Granted roots that lie inside another one (the workspace inside a `--write` parent, a
+    /// configured root inside the workspace), so not in `writable`: canonical, sorted. Each keeps
+    /// its own protected paths, and [`Plan::guard`] treats it as a root.
+    #[serde(
+        serialize_with = "serialize_paths",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub inner_roots: Vec<PathBuf>,
     /// Paths inside writable roots that stay read-only.
     pub protected: Vec<ProtectedPath>,
     /// Credential masks that exist on this host.
@@ -156,6 +179,7 @@ impl Plan {
         host: &dyn HostFacts,
     ) -> Result<Plan, PolicyError> {
         let home_raw = host.home_dir().ok_or(PolicyError::HomeUnknown)?;
+        let home_raw_for_own_state = home_raw.clone();
         let home = host.canonicalize(&home_raw).unwrap_or(home_raw);
 
         let cwd = resolve_dir(host, &invocation.cwd, "cwd")?;
@@ -203,15 +227,31 @@ impl Plan {
                 }
             }
         }
-        let writable = minimal_cover(roots);
+        let mut granted = roots;
+        granted.sort();
+        granted.dedup();
+        let writable = minimal_cover(granted.clone());
+        let inner_roots: Vec<PathBuf> = granted
+            .iter()
+            .filter(|r| !writable.contains(r))
+            .cloned()
+            .collect();
 
         if !writable.iter().any(|r| is_within(&cwd, r)) {
             return Err(PolicyError::CwdOutsideWritable { cwd, writable });
         }
 
-        let (protected, protected_skips) =
-            resolve_protected(policy, host, &home, &workspace, &writable, &worktrees);
+        let (protected, protected_skips) = resolve_protected(
+            policy, host, &home, &workspace, &granted, &writable, &worktrees,
+        );
         skipped.extend(protected_skips);
+        let mut protected = protected;
+        let own_state = own_state_dirs(invocation, &home, &home_raw_for_own_state)?;
+        let (own, own_skips) = resolve_own_state(host, &own_state, &writable, &protected);
+        protected.extend(own);
+        protected.sort();
+        protected.dedup_by(|a, b| a.path == b.path);
+        skipped.extend(own_skips);
         skipped.sort();
         skipped.dedup();
 
@@ -226,6 +266,7 @@ impl Plan {
             symlinks: Vec::new(),
             private_dirs: Vec::new(),
             writable,
+            inner_roots,
             protected,
             masks,
             skipped,
@@ -488,14 +529,17 @@ fn resolve_protected(
     host: &dyn HostFacts,
     home: &Path,
     workspace: &Path,
+    granted: &[PathBuf],
     writable: &[PathBuf],
     worktrees: &[Worktree],
 ) -> Resolved<ProtectedPath> {
     let mut candidates: Vec<PathBuf> = Vec::new();
     for spec in policy.protected() {
         match spec {
+            // Under every granted root, not only the merged ones: a root that holds another
+            // (`--write` a parent of the workspace) must not swallow the inner root's `.git`.
             PathSpec::Relative(_) => {
-                candidates.extend(writable.iter().map(|root| spec.under(home, root)));
+                candidates.extend(granted.iter().map(|root| spec.under(home, root)));
             }
             _ => candidates.push(spec.under(home, workspace)),
         }
@@ -537,4 +581,100 @@ fn resolve_protected(
     protected.sort();
     protected.dedup_by(|a, b| a.path == b.path);
     (protected, skipped)
+}
+
+/// cordon's own directories for this invocation: the defaults below the home directory (in its
+/// canonical and its given spelling) and the invocation's own, each absolute and free of NUL.
+fn own_state_dirs(
+    invocation: &Invocation,
+    home: &Path,
+    home_raw: &Path,
+) -> Result<Vec<PathBuf>, PolicyError> {
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for rel in defaults::OWN_STATE_IN_HOME {
+        dirs.push(home.join(rel));
+        if home_raw.is_absolute() {
+            dirs.push(home_raw.join(rel));
+        }
+    }
+    for dir in &invocation.own_state {
+        check_no_nul(dir)?;
+        if !dir.is_absolute() {
+            return Err(PolicyError::RelativeInvocationPath {
+                what: "cordon state directory",
+                path: dir.clone(),
+            });
+        }
+        dirs.push(dir.clone());
+    }
+    dirs.sort();
+    dirs.dedup();
+    Ok(dirs)
+}
+
+/// `path` with its longest existing ancestor canonicalized and the rest appended, when the rest
+/// is plain names (a missing path has no canonical form of its own).
+fn resolve_missing(host: &dyn HostFacts, path: &Path) -> Option<PathBuf> {
+    let mut rest: Vec<&std::ffi::OsStr> = Vec::new();
+    let mut base = path;
+    loop {
+        if let Some(canonical) = host.canonicalize(base) {
+            let mut out = canonical;
+            for name in rest.iter().rev() {
+                out.push(name);
+            }
+            return Some(out);
+        }
+        match base.components().next_back() {
+            Some(std::path::Component::Normal(name)) => rest.push(name),
+            _ => return None,
+        }
+        base = base.parent()?;
+    }
+}
+
+/// cordon's own configuration and state directories that lie inside a writable root: protected
+/// when they exist, listed for a placeholder ([`SkipReason::OwnStateMissing`]) when they do not.
+/// Outside every writable root they are read-only already and not listed.
+fn resolve_own_state(
+    host: &dyn HostFacts,
+    dirs: &[PathBuf],
+    writable: &[PathBuf],
+    protected: &[ProtectedPath],
+) -> Resolved<ProtectedPath> {
+    let mut out = Vec::new();
+    let mut skipped = Vec::new();
+    for dir in dirs {
+        match host.canonicalize(dir) {
+            Some(canonical) => {
+                let Some(root) = writable.iter().find(|r| is_within(&canonical, r)) else {
+                    continue;
+                };
+                if protected.iter().any(|p| p.path == canonical) {
+                    continue;
+                }
+                let kind = match host.kind(&canonical) {
+                    Some(EntryKind::Dir) => EntryKind::Dir,
+                    _ => EntryKind::File,
+                };
+                out.push(ProtectedPath {
+                    path: canonical,
+                    kind,
+                    root: root.clone(),
+                });
+            }
+            None => {
+                let Some(path) = resolve_missing(host, dir) else {
+                    continue;
+                };
+                if writable.iter().any(|r| is_within(&path, r)) {
+                    skipped.push(Skipped {
+                        path,
+                        reason: SkipReason::OwnStateMissing,
+                    });
+                }
+            }
+        }
+    }
+    (out, skipped)
 }

@@ -110,6 +110,7 @@ fn cwd_must_lie_inside_the_writable_set() {
     let inv = Invocation {
         cwd: "/home/u/other".into(),
         workspace: Some("/home/u/proj".into()),
+        own_state: Vec::new(),
     };
     let err = Plan::resolve(&shell(), &inv, &host).unwrap_err();
     assert!(matches!(err, PolicyError::CwdOutsideWritable { .. }));
@@ -319,4 +320,196 @@ fn host_posture_with_network_keeps_a_resolv_conf_that_points_into_run() {
     )
     .unwrap();
     assert!(denied.read_only.is_empty());
+}
+
+/// A workspace with a repository one level below a directory the caller makes writable.
+fn nested_workspace_host() -> FakeHost {
+    FakeHost::typical()
+        .dir("/home/u/src/proj/.git/hooks")
+        .file("/home/u/src/proj/.git/config", "")
+        .dir("/home/u/src/proj/.claude")
+        .file("/home/u/src/proj/.envrc", "")
+        .dir("/home/u/src/lib/.git/hooks")
+        .file("/home/u/src/lib/.git/config", "")
+}
+
+fn protected_paths(plan: &Plan) -> Vec<PathBuf> {
+    plan.protected.iter().map(|p| p.path.clone()).collect()
+}
+
+#[test]
+fn a_root_holding_the_workspace_keeps_the_workspace_protected() {
+    let host = nested_workspace_host();
+    let from_caller = with_writable("/home/u/src");
+    let global = parse_str(
+        "[filesystem]\nwritable = [\"/home/u/src\"]\n",
+        Path::new("/home/u/.config/cordon/config.toml"),
+        LayerKind::Global,
+    )
+    .unwrap();
+    let from_file = effective_policy(Some(&global), None, &Overrides::default())
+        .unwrap()
+        .policy;
+    for policy in [from_caller, from_file] {
+        let plan = Plan::resolve(&policy, &Invocation::at("/home/u/src/proj"), &host).unwrap();
+        assert_eq!(plan.writable, vec![PathBuf::from("/home/u/src")]);
+        assert_eq!(plan.inner_roots, vec![PathBuf::from("/home/u/src/proj")]);
+        let protected = protected_paths(&plan);
+        for p in [".git/config", ".git/hooks", ".claude", ".envrc"] {
+            let p = Path::new("/home/u/src/proj").join(p);
+            assert!(
+                protected.contains(&p),
+                "{} not in {protected:?}",
+                p.display()
+            );
+            let entry = plan.protected.iter().find(|e| e.path == p).unwrap();
+            assert_eq!(
+                entry.root,
+                Path::new("/home/u/src"),
+                "counted in the merged root"
+            );
+        }
+        // The outer root's own protected paths are still resolved (missing here: listed).
+        assert!(
+            plan.skipped
+                .iter()
+                .any(|s| s.path == Path::new("/home/u/src/.git/config")
+                    && s.reason == SkipReason::ProtectedMissing)
+        );
+        // Another repository in the outer root is not the workspace: not protected.
+        assert!(!protected.contains(&PathBuf::from("/home/u/src/lib/.git/config")));
+
+        // The guard treats the workspace as a root: its `.git` and the workspace itself are
+        // pinned, its commondir and missing auto-run directories get placeholders.
+        let g = plan.guard(&host);
+        assert_eq!(
+            g.pins(),
+            [
+                PathBuf::from("/home/u/src/proj"),
+                PathBuf::from("/home/u/src/proj/.git")
+            ]
+        );
+        let placeholders: Vec<&Path> = g.placeholders().iter().map(|p| p.path.as_path()).collect();
+        for p in [".git/commondir", ".vscode", ".claude"] {
+            let p = Path::new("/home/u/src/proj").join(p);
+            assert!(
+                placeholders.contains(&p.as_path()),
+                "{}: {placeholders:?}",
+                p.display()
+            );
+            assert!(g.protected.iter().any(|e| e.path == p));
+        }
+    }
+}
+
+#[test]
+fn a_root_inside_the_workspace_keeps_its_own_protections() {
+    let host = FakeHost::typical()
+        .dir("/home/u/proj/vendor/dep/.git/hooks")
+        .file("/home/u/proj/vendor/dep/.git/config", "");
+    let plan = Plan::resolve(
+        &with_writable("/home/u/proj/vendor/dep"),
+        &Invocation::at("/home/u/proj"),
+        &host,
+    )
+    .unwrap();
+    assert_eq!(plan.writable, vec![PathBuf::from("/home/u/proj")]);
+    assert_eq!(
+        plan.inner_roots,
+        vec![PathBuf::from("/home/u/proj/vendor/dep")]
+    );
+    let protected = protected_paths(&plan);
+    for p in [
+        "/home/u/proj/.git/config",
+        "/home/u/proj/.git/hooks",
+        "/home/u/proj/vendor/dep/.git/config",
+        "/home/u/proj/vendor/dep/.git/hooks",
+    ] {
+        assert!(protected.contains(&PathBuf::from(p)), "{p}: {protected:?}");
+    }
+}
+
+#[test]
+fn cordon_config_and_cache_stay_protected_inside_a_writable_parent() {
+    let host = FakeHost::typical()
+        .file("/home/u/.config/cordon/config.toml", "")
+        .dir("/home/u/.cache/cordon");
+    let mut b = PolicyBuilder::new(Profile::Shell);
+    b.add_writable(PathSpec::parse("~/.config").unwrap(), false, Source::Caller);
+    b.add_writable(PathSpec::parse("~/.cache").unwrap(), false, Source::Caller);
+    let plan = Plan::resolve(&b.build(), &Invocation::at("/home/u/proj"), &host).unwrap();
+    for (dir, root) in [
+        ("/home/u/.config/cordon", "/home/u/.config"),
+        ("/home/u/.cache/cordon", "/home/u/.cache"),
+    ] {
+        let entry = plan
+            .protected
+            .iter()
+            .find(|p| p.path == Path::new(dir))
+            .unwrap_or_else(|| panic!("{dir} not protected: {:?}", plan.protected));
+        assert_eq!(entry.kind, EntryKind::Dir);
+        assert_eq!(entry.root, Path::new(root));
+    }
+    // Outside every writable root they are read-only already, and not listed.
+    let plain = Plan::resolve(&shell(), &Invocation::at("/home/u/proj"), &host).unwrap();
+    assert!(
+        !protected_paths(&plain)
+            .iter()
+            .any(|p| p.ends_with("cordon"))
+    );
+    assert!(!plain.skipped.iter().any(|s| s.path.ends_with("cordon")));
+}
+
+#[test]
+fn missing_cordon_directories_inside_a_writable_root_get_placeholders() {
+    let host = FakeHost::typical()
+        .dir("/home/u/.config/git")
+        .dir("/home/u/.cache/pip")
+        .dir("/home/u/xdg-cache");
+    let mut b = PolicyBuilder::new(Profile::Shell);
+    b.add_writable(PathSpec::parse("~/.config").unwrap(), false, Source::Caller);
+    b.add_writable(PathSpec::parse("~/.cache").unwrap(), false, Source::Caller);
+    b.add_writable(
+        PathSpec::parse("~/xdg-cache").unwrap(),
+        false,
+        Source::Caller,
+    );
+    // XDG_CONFIG_HOME inside the workspace, not yet there; XDG_CACHE_HOME in a writable root.
+    let inv = Invocation::at("/home/u/proj").with_own_state(cordon_policy::config::own_state_dirs(
+        Some("/home/u/proj/cfg".as_ref()),
+        Some("/home/u/xdg-cache".as_ref()),
+    ));
+    let plan = Plan::resolve(&b.build(), &inv, &host).unwrap();
+    let g = plan.guard(&host);
+    for (placeholder, root) in [
+        ("/home/u/.config/cordon", "/home/u/.config"),
+        ("/home/u/.cache/cordon", "/home/u/.cache"),
+        ("/home/u/xdg-cache/cordon", "/home/u/xdg-cache"),
+        // The first missing component: nothing below it can be created either.
+        ("/home/u/proj/cfg", "/home/u/proj"),
+    ] {
+        let p = g
+            .placeholders()
+            .iter()
+            .find(|p| p.path == Path::new(placeholder))
+            .unwrap_or_else(|| panic!("no placeholder {placeholder}: {:?}", g.placeholders()));
+        assert_eq!(p.kind, cordon_policy::PlaceholderKind::Dir);
+        assert!(p.created_for_the_run);
+        let entry = g
+            .protected
+            .iter()
+            .find(|e| e.path == Path::new(placeholder))
+            .unwrap();
+        assert_eq!(entry.root, Path::new(root));
+    }
+    let err = Plan::resolve(
+        &shell(),
+        &Invocation::at("/home/u/proj").with_own_state([PathBuf::from("rel/cordon")]),
+        &host,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(err, PolicyError::RelativeInvocationPath { .. }),
+        "{err}"
+    );
 }

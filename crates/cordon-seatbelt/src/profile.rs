@@ -134,7 +134,9 @@ fn collect(req: &Request<'_>) -> Result<Paths, SeatbeltError> {
             SkipReason::MaskMissing => {
                 paths.masks.extend(spelled("credential mask", &s.path)?);
             }
-            SkipReason::ProtectedMissing => {
+            // cordon's own missing directory: no write below it, so it cannot be created with
+            // anything in it.
+            SkipReason::ProtectedMissing | SkipReason::OwnStateMissing => {
                 paths.protected.extend(spelled("protected path", &s.path)?);
             }
             // Outside every writable root: read-only already.

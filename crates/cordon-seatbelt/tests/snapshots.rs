@@ -63,3 +63,40 @@ fn workspace_under_tmp_on_a_linux_shaped_host() {
     );
     insta::assert_snapshot!("shell-host-linux-host-workspace-under-tmp", exec.render());
 }
+
+#[test]
+fn a_writable_parent_of_the_workspace_keeps_the_workspace_protected() {
+    // `--write /Users/u/src` from /Users/u/src/proj: the workspace's protected paths are in the
+    // profile's PROTECTED parameters (denied after the grant of the merged root).
+    let host = mac_host()
+        .dir("/Users/u/src/proj/.git/hooks")
+        .file("/Users/u/src/proj/.git/config", "");
+    let mut b = PolicyBuilder::new(Profile::Shell);
+    b.add_writable(
+        cordon_policy::PathSpec::parse("/Users/u/src").unwrap(),
+        false,
+        Source::Caller,
+    );
+    let plan = plan_at(&b.build(), &host, "/Users/u/src/proj");
+    let exec = build_with(
+        &plan,
+        &host,
+        MAC_TMPDIR,
+        &SeatbeltExtras::default(),
+        Some(STAGE),
+    );
+    let rendered = exec.render();
+    assert!(
+        rendered.contains("-DWRITABLE_0=/Users/u/src\n"),
+        "{rendered}"
+    );
+    for p in [".git/config", ".git/hooks", ".vscode", ".claude", ".envrc"] {
+        let want = format!("=/Users/u/src/proj/{p}\n");
+        assert!(
+            rendered
+                .lines()
+                .any(|l| l.starts_with("-DPROTECTED_") && format!("{l}\n").ends_with(&want)),
+            "{p} not protected:\n{rendered}"
+        );
+    }
+}

@@ -28,7 +28,8 @@ pub fn run(args: &AuditArgs, out: &mut dyn Write) -> Result<bool, CliError> {
         None => ctx.layers()?,
     };
     let home = ctx.home.as_deref().map(std::path::Path::new);
-    let mut report = audit(global.as_ref(), project.as_ref(), home);
+    let workspace = std::fs::canonicalize(&ctx.cwd).unwrap_or_else(|_| ctx.cwd.clone());
+    let mut report = audit(global.as_ref(), project.as_ref(), home, Some(&workspace));
     report
         .checks
         .push(env_pass_check(global.as_ref(), project.as_ref()));

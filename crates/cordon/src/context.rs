@@ -18,19 +18,24 @@ pub struct Context {
     pub global_path: Option<PathBuf>,
     /// The absolute working directory (not yet canonical).
     pub cwd: PathBuf,
+    /// cordon's own directories that `XDG_CONFIG_HOME` and `XDG_CACHE_HOME` name (the defaults
+    /// below `HOME` are the policy crate's), kept read-only in every jail.
+    pub own_state: Vec<PathBuf>,
 }
 
 impl Context {
-    /// Reads `HOME`, `XDG_CONFIG_HOME` and the working directory.
+    /// Reads `HOME`, `XDG_CONFIG_HOME`, `XDG_CACHE_HOME` and the working directory.
     pub fn from_process(cwd: Option<&Path>) -> Result<Context, CliError> {
         let home = std::env::var_os("HOME");
         let xdg = std::env::var_os("XDG_CONFIG_HOME");
+        let xdg_cache = std::env::var_os("XDG_CACHE_HOME");
         let cwd = match cwd {
             Some(dir) => std::path::absolute(dir).map_err(CliError::CurrentDir)?,
             None => std::env::current_dir().map_err(CliError::CurrentDir)?,
         };
         Ok(Context {
             global_path: config::global_config_path(xdg.as_deref(), home.as_deref()),
+            own_state: config::own_state_dirs(xdg.as_deref(), xdg_cache.as_deref()),
             home,
             cwd,
         })
@@ -70,7 +75,7 @@ impl Context {
     pub fn plan(&self, policy: &cordon_policy::Policy) -> Result<Plan, CliError> {
         Ok(Plan::resolve(
             policy,
-            &Invocation::at(self.cwd.clone()),
+            &Invocation::at(self.cwd.clone()).with_own_state(self.own_state.iter().cloned()),
             &self.host(),
         )?)
     }

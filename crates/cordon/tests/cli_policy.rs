@@ -166,6 +166,57 @@ fn audit_passes_the_defaults_and_fails_loose_configurations() {
 }
 
 #[test]
+fn audit_fails_a_writable_root_that_holds_the_workspace() {
+    let env = Env::new();
+    std::fs::create_dir_all(env.home.path().join("other")).unwrap();
+    let failed = |text: &str| -> Vec<(String, String)> {
+        env.global(text);
+        let out = env.cordon(&["audit", "--json"]);
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["passed"] == false)
+            .map(|c| {
+                let s = |k: &str| c[k].as_str().unwrap().to_owned();
+                (s("name"), s("detail"))
+            })
+            .collect()
+    };
+    // A sibling of the workspace passes; the workspace's parent (spelled absolute or below
+    // `~`) fails, naming the root.
+    assert_eq!(failed("[filesystem]\nwritable = [\"~/other\"]\n"), vec![]);
+    let parent = env.work.parent().unwrap().canonicalize().unwrap();
+    let home_parent = env.home.path().canonicalize().unwrap().join("nest");
+    std::fs::create_dir_all(home_parent.join("ws")).unwrap();
+    for (root, cwd) in [
+        (parent.display().to_string(), env.work.clone()),
+        ("~/nest".to_owned(), home_parent.join("ws")),
+    ] {
+        env.global(&format!("[filesystem]\nwritable = [{root:?}]\n"));
+        let out = Command::new(common::cordon())
+            .args(["audit", "--json"])
+            .current_dir(&cwd)
+            .env_clear()
+            .env("HOME", env.home.path().canonicalize().unwrap())
+            .env("PATH", "/usr/bin:/bin")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{root}: {}", text(&out.stdout));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let check = v["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == "writable-contains-workspace")
+            .unwrap();
+        assert_eq!(check["passed"], false, "{root}: {check}");
+        assert!(check["detail"].as_str().unwrap().contains(&root), "{check}");
+    }
+}
+
+#[test]
 fn audit_of_a_loosening_project_file_fails() {
     let env = Env::new();
     let file = env.work.join(".cordon.toml");

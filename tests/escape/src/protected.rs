@@ -71,6 +71,18 @@ pub fn cases() -> Vec<Case> {
             linked_worktree,
         ),
         Case::attack(
+            "protected/writable-parent",
+            c,
+            "`--write <parent of the workspace>`: plant .git/hooks/pre-commit, rewrite .git/config, move .git away",
+            writable_parent,
+        ),
+        Case::attack(
+            "protected/cordon-config",
+            c,
+            "`--write ~/.config --write ~/.cache`: rewrite or create cordon's global configuration, rewrite or add to its probe cache",
+            cordon_config,
+        ),
+        Case::attack(
             "protected/worktree-profile",
             c,
             "the git-worktree profile (admin dirs writable): hooks, config, commondir, gitdir stay put",
@@ -448,6 +460,107 @@ fn linked_worktree(ctx: &Ctx<'_>) -> Outcome {
 
 fn worktree_profile(ctx: &Ctx<'_>) -> Outcome {
     worktree_attack(ctx, Some("git-worktree"))
+}
+
+/// A repository one level below the directory the caller makes writable (`--write <parent>`,
+/// the usability run's finding): the workspace's protected paths stay read-only inside it.
+fn writable_parent(ctx: &Ctx<'_>) -> Outcome {
+    let inner = ctx.work.join("inner");
+    if let Err(e) = std::fs::create_dir_all(&inner)
+        .map_err(|e| e.to_string())
+        .and_then(|()| repo(ctx, &inner))
+        .and_then(|()| ctx.scratch().map(|_| ()))
+    {
+        return harness_err(e);
+    }
+    let watch = vec![inner.join(".git/hooks"), inner.join(".git/config")];
+    let before = snapshot(&watch);
+    let out = ctx
+        .cordon()
+        .cwd(&inner)
+        .args([
+            "--cwd".into(),
+            inner.clone().into_os_string(),
+            "--write".into(),
+            ctx.work.clone().into_os_string(),
+        ])
+        .steps(&[
+            "printf '#!/bin/sh\\ntouch /tmp/pwned\\n' > .git/hooks/pre-commit",
+            "chmod +x .git/hooks/pre-commit",
+            "git config core.hooksPath ./evil-hooks",
+            "printf '[core]\\n\\tfsmonitor = touch /tmp/pwned\\n' >> .git/config",
+            "cp .git/config ../scratch/cfg && echo '[alias] st = !sh' >> ../scratch/cfg && cp ../scratch/cfg .git/config",
+            "mv .git/hooks ../scratch/hooks-moved",
+            "mv .git ../scratch/git-moved && mkdir -p .git/hooks && echo evil > .git/hooks/pre-commit",
+        ])
+        .run();
+    let after = snapshot(&watch);
+    ctx.judge(&out, before != after, diff(&before, &after))
+}
+
+/// cordon's own configuration and probe cache inside directories the caller makes writable:
+/// `~/.config/cordon/config.toml` exists (trusted: it could remove the default masks for every
+/// later run), `$XDG_CONFIG_HOME/cordon` does not, and `$XDG_CACHE_HOME/cordon` holds what the
+/// launcher's probe wrote before the jail.
+fn cordon_config(ctx: &Ctx<'_>) -> Outcome {
+    let config = ctx.home.join(".config/cordon/config.toml");
+    let xdg_config = ctx.home.join("xdg");
+    let cache = ctx.home.join(".cache");
+    let trusted = "# trusted global configuration\n";
+    let made = ctx
+        .plant(&config, trusted)
+        .and_then(|()| ctx.plant(&xdg_config.join(".keep"), ""))
+        .and_then(|()| ctx.plant(&cache.join("cordon/.keep"), ""))
+        .and_then(|()| ctx.scratch().map(|_| ()));
+    if let Err(e) = made {
+        return harness_err(e);
+    }
+    let evil = format!("EVIL-{}", ctx.token);
+    let write = |d: &Path| ["--write".into(), d.as_os_str().to_owned()];
+    let steps = [
+        "echo '[filesystem]' >> \"$HOME/.config/cordon/config.toml\"".to_owned(),
+        "printf '[filesystem]\\n' > \"$HOME/.config/cordon/config.toml\"".to_owned(),
+        "cp \"$HOME/.config/cordon/config.toml\" scratch/cfg && echo '# x' >> scratch/cfg && mv scratch/cfg \"$HOME/.config/cordon/config.toml\"".to_owned(),
+        "rm -f \"$HOME/.config/cordon/config.toml\"".to_owned(),
+        "mv \"$HOME/.config/cordon\" scratch/config-moved".to_owned(),
+        "mkdir -p \"$XDG_CONFIG_HOME/cordon\" && echo '[filesystem]' > \"$XDG_CONFIG_HOME/cordon/config.toml\"".to_owned(),
+        format!("for f in \"$XDG_CACHE_HOME\"/cordon/*; do echo {evil} > \"$f\"; done"),
+        format!("echo {evil} > \"$XDG_CACHE_HOME/cordon/probe-0.json\""),
+        "mv \"$XDG_CACHE_HOME/cordon\" scratch/cache-moved".to_owned(),
+    ];
+    let steps: Vec<&str> = steps.iter().map(String::as_str).collect();
+    let out = ctx
+        .cordon()
+        .env("XDG_CONFIG_HOME", &xdg_config.display().to_string())
+        .env("XDG_CACHE_HOME", &cache.display().to_string())
+        .args(write(&ctx.home.join(".config")))
+        .args(write(&cache))
+        .args(write(&xdg_config))
+        .steps(&steps)
+        .run();
+    let mut found: Vec<String> = Vec::new();
+    if std::fs::read_to_string(&config).ok().as_deref() != Some(trusted) {
+        found.push(format!("{} rewritten or gone", config.display()));
+    }
+    if xdg_config.join("cordon").exists() {
+        found.push("$XDG_CONFIG_HOME/cordon created".into());
+    }
+    match std::fs::read_dir(cache.join("cordon")) {
+        Err(_) => found.push("the probe cache moved away".into()),
+        Ok(entries) => {
+            for e in entries.flatten() {
+                if std::fs::read_to_string(e.path()).is_ok_and(|t| t.contains(&evil)) {
+                    found.push(format!("{} written", e.path().display()));
+                }
+            }
+        }
+    }
+    let detail = if found.is_empty() {
+        "cordon's configuration and probe cache unchanged".to_owned()
+    } else {
+        found.join("; ")
+    };
+    ctx.judge(&out, !found.is_empty(), detail)
 }
 
 /// Used by the usability rows: a repository the payload commits into.

@@ -504,3 +504,40 @@ fn tcp_is_refused_alone_and_left_to_the_jails_own_loopback_inside_bubblewrap() {
     let inside = Rules::from_plan(&shell_plan(), &Options::inside_bubblewrap(), &tree()).unwrap();
     assert!(!inside.deny_tcp);
 }
+
+#[test]
+fn a_root_holding_the_workspace_keeps_the_workspace_protected_piecewise() {
+    // `--write /home/u/src` with the workspace /home/u/src/proj: the plan lists the workspace's
+    // protected paths under the merged root, and the rules follow.
+    let host = FakeHost::typical()
+        .dir("/home/u/src/proj/.git/hooks")
+        .file("/home/u/src/proj/.git/config", "")
+        .dir("/home/u/src/lib");
+    let mut b = PolicyBuilder::new(Profile::Shell);
+    b.add_writable(
+        PathSpec::parse("/home/u/src").unwrap(),
+        false,
+        Source::Caller,
+    );
+    let plan = Plan::resolve(&b.build(), &Invocation::at("/home/u/src/proj"), &host).unwrap();
+    let tree = tree()
+        .dir("/home/u/src/proj/.git/hooks")
+        .file("/home/u/src/proj/.git/config")
+        .dir("/home/u/src/proj/.git/objects")
+        .file("/home/u/src/proj/main.rs")
+        .dir("/home/u/src/lib");
+    let rules = Rules::from_plan(&plan, &Options::alone("/tmp/cordon-1"), &tree).unwrap();
+    let rw = Access::READ | Access::WRITE;
+    assert_eq!(at(&rules, "/home/u/src/lib/x"), rw);
+    assert_eq!(at(&rules, "/home/u/src/proj/main.rs"), rw);
+    assert_eq!(at(&rules, "/home/u/src/proj/.git/objects/ab"), rw);
+    for p in [
+        "/home/u/src/proj/.git/config",
+        "/home/u/src/proj/.git/hooks/pre-commit",
+        "/home/u/src/proj/.git/new",
+        "/home/u/src/proj/new",
+        "/home/u/src/new",
+    ] {
+        assert_eq!(at(&rules, p), Access::READ, "{p}");
+    }
+}

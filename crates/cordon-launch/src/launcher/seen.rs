@@ -16,7 +16,7 @@ impl Seen {
     /// Looks at the paths `plan`'s guard reads (the plan before the guard added to it).
     pub(crate) fn of(plan: &Plan) -> Seen {
         let mut paths: Vec<PathBuf> = Vec::new();
-        for root in &plan.writable {
+        for root in plan.writable.iter().chain(&plan.inner_roots) {
             paths.push(root.clone());
             for rel in [".git", ".git/commondir", "commondir", "gitdir"] {
                 paths.push(root.join(rel));
@@ -31,6 +31,17 @@ impl Seen {
                     .iter()
                     .filter(|s| s.reason == SkipReason::ProtectedMissing)
                     .map(|s| (s.path.as_path(), None)),
+            )
+            .chain(
+                // cordon's own missing directory: the guard looks up to its writable root for
+                // the first missing component.
+                plan.skipped
+                    .iter()
+                    .filter(|s| s.reason == SkipReason::OwnStateMissing)
+                    .map(|s| {
+                        let root = plan.writable.iter().find(|r| s.path.starts_with(r));
+                        (s.path.as_path(), root.map(PathBuf::as_path))
+                    }),
             );
         for (path, root) in guarded {
             paths.push(path.to_path_buf());
