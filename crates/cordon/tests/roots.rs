@@ -154,12 +154,17 @@ fn missing_cordon_config_cannot_be_created_nor_the_cache_rewritten_inside_writab
         std::fs::create_dir_all(h.join(".config/git")).unwrap();
         std::fs::create_dir_all(h.join(".cache/pip")).unwrap();
         std::fs::create_dir_all(h.join("xdg")).unwrap();
-        let attack = "for d in $HOME/.config/cordon $XDG_CONFIG_HOME/cordon; do \
+        // The relocated configuration directory by its literal path: the jail is not given
+        // XDG_CONFIG_HOME (it relocates every tool's configuration, so it is never passed).
+        let attack = format!(
+            "for d in $HOME/.config/cordon {xdg}/cordon; do \
                mkdir -p $d; echo '[filesystem]' > $d/config.toml; done; \
              for f in $HOME/.cache/cordon/*; do echo EVIL > $f; done; \
              echo EVIL > $HOME/.cache/cordon/probe-evil.json; \
              mv $HOME/.cache/cordon $HOME/.cache/moved; \
-             echo ok > $HOME/.config/git/other; echo ok > $HOME/.cache/pip/other; echo END";
+             echo ok > $HOME/.config/git/other; echo ok > $HOME/.cache/pip/other; echo END",
+            xdg = h.join("xdg").display()
+        );
         let (_, stdout) = home.run(
             &work,
             &[
@@ -176,7 +181,7 @@ fn missing_cordon_config_cannot_be_created_nor_the_cache_rewritten_inside_writab
                 "--",
                 "/bin/sh",
                 "-c",
-                attack,
+                &attack,
             ],
             &[("XDG_CONFIG_HOME", &h.join("xdg"))],
         );

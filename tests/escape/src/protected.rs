@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use super::harness::Ctx;
+use super::harness::{Ctx, qp};
 use super::matrix::{Outcome, Verdict};
 use super::{Case, Class};
 
@@ -523,10 +523,15 @@ fn cordon_config(ctx: &Ctx<'_>) -> Outcome {
         "cp \"$HOME/.config/cordon/config.toml\" scratch/cfg && echo '# x' >> scratch/cfg && mv scratch/cfg \"$HOME/.config/cordon/config.toml\"".to_owned(),
         "rm -f \"$HOME/.config/cordon/config.toml\"".to_owned(),
         "mv \"$HOME/.config/cordon\" scratch/config-moved".to_owned(),
-        "mkdir -p \"$XDG_CONFIG_HOME/cordon\" && echo '[filesystem]' > \"$XDG_CONFIG_HOME/cordon/config.toml\"".to_owned(),
-        format!("for f in \"$XDG_CACHE_HOME\"/cordon/*; do echo {evil} > \"$f\"; done"),
-        format!("echo {evil} > \"$XDG_CACHE_HOME/cordon/probe-0.json\""),
-        "mv \"$XDG_CACHE_HOME/cordon\" scratch/cache-moved".to_owned(),
+        // The relocated directories by their literal paths: the jail is not given
+        // XDG_CONFIG_HOME or XDG_CACHE_HOME (an attacker knows them anyway).
+        format!(
+            "mkdir -p {x}/cordon && echo '[filesystem]' > {x}/cordon/config.toml",
+            x = qp(&xdg_config)
+        ),
+        format!("for f in {c}/cordon/*; do echo {evil} > \"$f\"; done", c = qp(&cache)),
+        format!("echo {evil} > {c}/cordon/probe-0.json", c = qp(&cache)),
+        format!("mv {c}/cordon scratch/cache-moved", c = qp(&cache)),
     ];
     let steps: Vec<&str> = steps.iter().map(String::as_str).collect();
     let out = ctx

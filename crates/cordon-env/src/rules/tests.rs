@@ -258,9 +258,57 @@ fn ordinary_names_are_unclassified() {
         "OPENAI_API_BASE",
         "EMAIL",
         "HOSTNAME",
-        "XDG_CONFIG_HOME",
+        // Toolchain locations a user's host may need passed; a workspace's own
+        // `.cargo/config.toml` carries the same power as a relocated CARGO_HOME.
+        "CARGO_HOME",
+        "GOROOT",
+        "CARGO_TARGET_DIR",
+        "GOPATH",
+        "MAKELEVEL",
     ] {
         assert_eq!(classify(name), None, "{name}");
+    }
+}
+
+#[test]
+fn variables_that_make_a_tool_run_a_program_are_injections() {
+    // The survey of #20: build tools, package managers, version control, runtimes, editors.
+    for name in [
+        "MAKEFLAGS",
+        "MFLAGS",
+        "GNUMAKEFLAGS",
+        "MAKEFILES",
+        "CC",
+        "CXX",
+        "CMAKE_TOOLCHAIN_FILE",
+        "CMAKE_C_COMPILER_LAUNCHER",
+        "CCACHE_PREFIX",
+        "RUSTC",
+        "RUSTFLAGS",
+        "RUSTDOCFLAGS",
+        "CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER",
+        "CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_LINKER",
+        "GOFLAGS",
+        "GOENV",
+        "npm_config_script_shell",
+        "NPM_CONFIG_USERCONFIG",
+        "npm_config_globalconfig",
+        "YARN_YARN_PATH",
+        "BUNDLE_GEMFILE",
+        "RUBYGEMS_GEMDEPS",
+        "R_PROFILE_USER",
+        "HGRCPATH",
+        "GIT_DIR",
+        "XDG_CONFIG_HOME",
+        "TAR_OPTIONS",
+        "RSYNC_RSH",
+        "WGETRC",
+        "EMACSLOADPATH",
+    ] {
+        assert_eq!(classify(name), Some(NameClass::Injection), "{name}");
+    }
+    for name in ["SYSTEMD_EDITOR", "SVN_EDITOR", "CVS_RSH", "HGEDITOR"] {
+        assert_eq!(classify(name), Some(NameClass::CommandHook), "{name}");
     }
 }
 
