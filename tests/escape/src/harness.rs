@@ -710,31 +710,9 @@ impl<'c, 'a> Run<'c, 'a> {
     /// cordon would have been given. cordon's options (`--timeout`, `--env`, `--cwd` …) and the
     /// project file have no one to apply them: they are part of the jail.
     fn unjailed_command(&self) -> Command {
-        let ctx = self.ctx;
-        let mut cmd = if self.inherit.is_empty() {
-            ctx.as_user(self.payload.clone())
-        } else {
-            let inner = ctx.as_user(self.payload.clone());
-            let mut words: Vec<OsString> = vec![inner.get_program().into()];
-            words.extend(inner.get_args().map(OsString::from));
-            let mut cmd = Command::new("/bin/sh");
-            cmd.arg("-c")
-                .arg(format!("exec {} && exec \"$@\"", self.inherit.join(" ")))
-                .arg("escape-wrapper")
-                .args(words);
-            cmd
-        };
-        cmd.env_clear()
-            .env("HOME", &ctx.home)
-            .env("PATH", &self.path)
-            .env("LANG", "C.UTF-8")
-            .env(
-                "XDG_CACHE_HOME",
-                ctx.suite.base.join(format!("cache-{}", ctx.ids.uid)),
-            )
-            .env("ESCAPE_HOST_MARK", format!("HOSTENV-{}", ctx.token))
-            .envs(self.env.iter().map(|(k, v)| (k, v)))
-            .current_dir(self.cwd.as_deref().unwrap_or(&ctx.work));
+        let mut cmd = self.finish(self.payload.clone());
+        // No weakened launcher to tell: nothing here is cordon.
+        cmd.env_remove("CORDON_MUTANT");
         // Its own process group, so that the harness's deadline kills what it left running.
         std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
         cmd
