@@ -85,29 +85,8 @@ pub(crate) fn confine(
     let Some(limit) = limit else {
         return Ok(());
     };
-    let group = locate()?;
-    crate::pids::remove_stale(&group.parent);
-    let dir = group.parent.join(format!(
-        "cordon-{}-{}",
-        std::process::id(),
-        crate::token::nonce()
-    ));
-    // Registered before it exists, so a launcher killed right after still has it removed.
-    cleanup.cgroup(dir.clone());
-    std::fs::create_dir(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    std::fs::write(dir.join(group.limit_file), limit.to_string())
-        .map_err(|e| format!("cannot set {} in {}: {e}", group.limit_file, dir.display()))?;
-    // As for the pids group: v1's `tasks` moves the single-threaded child without the global
-    // thread-group lock that `cgroup.procs` takes.
-    let join = if dir.join("tasks").exists() {
-        "tasks"
-    } else {
-        "cgroup.procs"
-    };
-    let procs = std::fs::OpenOptions::new()
-        .write(true)
-        .open(dir.join(join))
-        .map_err(|e| format!("cannot open {}/{join}: {e}", dir.display()))?;
-    crate::sys::join_cgroup_before_exec(command, procs.into());
-    Ok(())
+    // The launcher's own group does not change while it runs: located once.
+    static LOCATED: std::sync::OnceLock<Result<MemoryGroup, String>> = std::sync::OnceLock::new();
+    let group = LOCATED.get_or_init(locate).clone()?;
+    crate::pids::join_new_group(command, &group.parent, group.limit_file, limit, cleanup)
 }

@@ -45,7 +45,27 @@ pub(crate) fn confine(
         return Ok(());
     }
     let base = base().ok_or("no pids control group hierarchy is available")?;
-    remove_stale(&base);
+    join_new_group(command, &base, "pids.max", limit, cleanup)
+}
+
+/// Makes a fresh group `cordon-<pid>-<nonce>` in `base` (registered with `cleanup` before it
+/// exists), writes `limit` to its `limit_file`, and has `command` join it between fork and exec.
+/// The pids group and the memory group (`memory.rs`) are both made this way. Groups that
+/// launchers killed earlier left in `base` are swept once per process.
+pub(crate) fn join_new_group(
+    command: &mut Command,
+    base: &Path,
+    limit_file: &str,
+    limit: u64,
+    cleanup: &mut Cleanup,
+) -> Result<(), String> {
+    static SWEPT: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+    if let Ok(mut swept) = SWEPT.lock()
+        && !swept.iter().any(|b| b == base)
+    {
+        remove_stale(base);
+        swept.push(base.to_path_buf());
+    }
     let dir = base.join(format!(
         "cordon-{}-{}",
         std::process::id(),
@@ -54,8 +74,8 @@ pub(crate) fn confine(
     // Registered before it exists, so a launcher killed right after still has it removed.
     cleanup.cgroup(dir.clone());
     std::fs::create_dir(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    std::fs::write(dir.join("pids.max"), limit.to_string())
-        .map_err(|e| format!("cannot set pids.max in {}: {e}", dir.display()))?;
+    std::fs::write(dir.join(limit_file), limit.to_string())
+        .map_err(|e| format!("cannot set {limit_file} in {}: {e}", dir.display()))?;
     // On cgroup v1, moving only the calling thread (`tasks`, written by the single-threaded child
     // between fork and exec) skips the kernel's global thread-group lock, whose RCU wait made
     // every root-run command 15-20 ms slower through `cgroup.procs`. v2 has no `tasks` file.
@@ -73,7 +93,7 @@ pub(crate) fn confine(
 }
 
 /// Removes the empty groups of launchers that died without cleaning up (killed by a signal).
-pub(crate) fn remove_stale(base: &Path) {
+fn remove_stale(base: &Path) {
     let Ok(entries) = std::fs::read_dir(base) else {
         return;
     };

@@ -57,6 +57,8 @@ pub struct LandlockConfig {
 #[derive(Debug)]
 pub struct LandlockBackend {
     config: LandlockConfig,
+    /// The stage binary without symlinks, resolved once: the file the ruleset grants.
+    stage: Result<PathBuf, String>,
     abi: Result<Abi, String>,
     outcome: OnceLock<ProbeOutcome>,
     /// One defence taken away (the escape suite's mutants run; never in a release build).
@@ -96,8 +98,10 @@ fn make_scratch(root: &Path, binary: &Path) -> Result<(Tree, PathBuf), LaunchErr
 impl LandlockBackend {
     /// Detects the kernel's Landlock ABI.
     pub fn discover(config: LandlockConfig) -> LandlockBackend {
+        let stage = std::fs::canonicalize(&config.stage_binary).map_err(|e| e.to_string());
         LandlockBackend {
             config,
+            stage,
             abi: Abi::detect().map_err(|e| e.to_string()),
             outcome: OnceLock::new(),
             #[cfg(all(feature = "mutants", debug_assertions))]
@@ -159,9 +163,10 @@ impl Backend for LandlockBackend {
         // The stage runs in place, wherever it lies (a hidden /tmp, say): read and execute on
         // the binary itself, nothing else of its directory. stage_refusal has made sure no
         // writable root holds it.
-        let stage = std::fs::canonicalize(&self.config.stage_binary).map_err(LaunchError::io(
-            format!("resolving the stage {}", self.config.stage_binary.display()),
-        ))?;
+        let stage = self.stage.as_ref().map_err(|why| LaunchError::Io {
+            what: format!("resolving the stage {}", self.config.stage_binary.display()),
+            source: std::io::Error::other(why.clone()),
+        })?;
         let options = Options::alone(&temp).with_executable(stage);
         let rules = Rules::from_plan(plan, &options, &FsLister)?;
         let (ruleset, report) = Ruleset::create(&rules, abi)?;
