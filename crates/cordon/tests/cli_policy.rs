@@ -235,3 +235,29 @@ fn audit_of_a_loosening_project_file_fails() {
     ]);
     assert_eq!(out.status.code(), Some(125));
 }
+
+#[test]
+fn memory_bounds_too_small_to_start_exit_125_naming_key_and_rule_and_run_nothing() {
+    for (limits, key, floor) in [
+        ("tmp_bytes = 4096", "limits.tmp_bytes", "1048576"),
+        ("memory_bytes = 1048576", "limits.memory_bytes", "67108864"),
+    ] {
+        let env = Env::new();
+        env.project(&format!("[limits]\n{limits}\n"));
+        let out = env.cordon(&["run", "--", "/bin/sh", "-c", "echo ran > ran"]);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(125), "{limits}: {err}");
+        assert!(err.contains(key) && err.contains(floor), "{limits}: {err}");
+        assert!(!env.work.join("ran").exists(), "{limits}: the command ran");
+    }
+    // A project file may lower them (the bound holds: res/tmp-fill, res/memory-bound).
+    let env = Env::new();
+    env.project("[limits]\ntmp_bytes = 16777216\nmemory_bytes = 268435456\n");
+    let out = env.cordon(&["policy", "show"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let shown = text(&out.stdout);
+    assert!(
+        shown.contains("16777216") && shown.contains("268435456"),
+        "{shown}"
+    );
+}
