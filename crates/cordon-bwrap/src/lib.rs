@@ -356,7 +356,7 @@ pub fn build(req: &Request<'_>) -> Result<BwrapArgs, BwrapError> {
     if features.unshare_cgroup_try {
         flag("--unshare-cgroup-try");
     }
-    if plan.network == Network::Denied {
+    if plan.network != Network::Allowed {
         flag("--unshare-net");
     }
     steps.push(vec!["--cap-drop".into(), "ALL".into()]);

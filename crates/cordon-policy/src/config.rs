@@ -61,8 +61,11 @@ pub struct FilesystemSection {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NetworkSection {
-    /// `deny` or `allow`.
+    /// `deny`, `proxy` or `allow`.
     pub mode: Option<Network>,
+    /// The destinations a `proxy` network reaches (`HOST`, `*.DOMAIN`, `HOST:PORT`, `IP:PORT`).
+    /// A project file's list only removes entries: those it does not name are dropped.
+    pub allow: Option<Vec<String>>,
 }
 
 /// `[env]`.
@@ -149,6 +152,8 @@ pub struct Overrides {
     pub profile: Option<Profile>,
     /// `--network`.
     pub network: Option<Network>,
+    /// `--allow-host PATTERN`, added to the `network.allow` of the files.
+    pub allow_hosts: Vec<String>,
     /// `--write DIR`, absolute paths.
     pub writable: Vec<PathBuf>,
     /// `--pass-env NAME`.
@@ -226,7 +231,7 @@ const KNOWN: &[(&str, &[&str])] = &[
         "filesystem",
         &["writable", "deny_read", "deny_write", "allow_read"],
     ),
-    ("network", &["mode"]),
+    ("network", &["mode", "allow"]),
     ("env", &["pass", "set", "drop"]),
     (
         "limits",
@@ -310,6 +315,25 @@ pub fn effective_policy(
         builder.record("profile", layer.source());
     }
     let (policy, provenance) = builder.build_with_provenance();
+    if !overrides.allow_hosts.is_empty() && policy.network() != Network::Proxy {
+        return Err(PolicyError::InvalidOverride {
+            key: "--allow-host".into(),
+            why: format!(
+                "the network mode is {} (set by {}); destinations apply only with --network proxy",
+                policy.network(),
+                provenance
+                    .get("network.mode")
+                    .map_or_else(|| "the profile".to_owned(), ToString::to_string)
+            ),
+        });
+    }
+    if policy.network() == Network::Proxy && policy.network_allow().is_empty() {
+        return Err(PolicyError::ProxyWithoutDestinations {
+            set_by: provenance
+                .get("network.mode")
+                .map_or_else(|| "the profile".to_owned(), ToString::to_string),
+        });
+    }
     Ok(Effective { policy, provenance })
 }
 
@@ -388,6 +412,11 @@ fn apply_global(builder: &mut PolicyBuilder, layer: &ConfigLayer) -> Result<(), 
     if let Some(mode) = cfg.network.mode {
         builder.set_network(mode, source.clone());
     }
+    for entry in cfg.network.allow.iter().flatten() {
+        builder
+            .allow_host(entry, source.clone())
+            .map_err(|e| invalid(Some(layer), "network.allow", e))?;
+    }
     for name in &cfg.env.pass {
         check_env_name(Some(layer), "env.pass", name)?;
         builder.pass_env(name.clone(), source.clone());
@@ -438,12 +467,47 @@ fn apply_project(builder: &mut PolicyBuilder, layer: &ConfigLayer) -> Result<(),
         ));
     }
     apply_common_tightening(builder, layer)?;
-    match cfg.network.mode {
-        Some(Network::Allowed) => {
+    let before = builder.current().network();
+    match (cfg.network.mode, before) {
+        (Some(Network::Allowed), Network::Allowed) | (None, _) => {}
+        (Some(Network::Allowed), _) => {
             return Err(loosens("network.mode", "it allows the network".into()));
         }
-        Some(Network::Denied) => builder.set_network(Network::Denied, source.clone()),
-        None => {}
+        (Some(Network::Proxy), Network::Denied) => {
+            return Err(loosens(
+                "network.mode",
+                "it opens a proxy where the network is denied".into(),
+            ));
+        }
+        (Some(mode), _) => builder.set_network(mode, source.clone()),
+    }
+    if let Some(entries) = &cfg.network.allow {
+        let mut keep = std::collections::BTreeSet::new();
+        for entry in entries {
+            let normalized = cordon_proxy::Pattern::parse(entry)
+                .map_err(|e| invalid(Some(layer), "network.allow", e.into()))?
+                .to_string();
+            keep.insert(normalized);
+        }
+        if before == Network::Allowed {
+            // The whole network before: any list is narrower.
+            for entry in &keep {
+                builder
+                    .allow_host(entry, source.clone())
+                    .map_err(|e| invalid(Some(layer), "network.allow", e))?;
+            }
+        } else {
+            let current = builder.current().network_allow().clone();
+            if let Some(extra) = keep.iter().find(|e| !current.contains(*e)) {
+                return Err(loosens(
+                    "network.allow",
+                    format!(
+                        "it adds the destination {extra}; a project file may only remove entries"
+                    ),
+                ));
+            }
+            builder.keep_allowed_hosts(&keep);
+        }
     }
     if let Some(name) = cfg.env.pass.first() {
         return Err(loosens(
@@ -576,6 +640,14 @@ fn apply_overrides(builder: &mut PolicyBuilder, overrides: &Overrides) -> Result
     }
     if let Some(network) = overrides.network {
         builder.set_network(network, Source::Caller);
+    }
+    for entry in &overrides.allow_hosts {
+        builder
+            .allow_host(entry, Source::Caller)
+            .map_err(|e| PolicyError::InvalidOverride {
+                key: "--allow-host".into(),
+                why: e.to_string(),
+            })?;
     }
     for name in &overrides.pass_env {
         check_env_name(None, "--pass-env", name)?;

@@ -12,6 +12,17 @@ fn show(p: &std::path::Path) -> DisplayPath {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum PolicyError {
+    /// A `network.allow` entry that is not a pattern (it names the entry and the rule).
+    #[error(transparent)]
+    Pattern(#[from] cordon_proxy::PatternError),
+    /// `network.mode = "proxy"` with nothing in `network.allow`.
+    #[error(
+        "network.mode = \"proxy\" with an empty network.allow (mode set by {set_by}): name at least one destination (network.allow = [\"HOST\"], --allow-host HOST), or use mode \"deny\""
+    )]
+    ProxyWithoutDestinations {
+        /// Where the mode was set.
+        set_by: String,
+    },
     /// A path was empty (or only `.`).
     #[error("an empty path is not allowed in a policy")]
     EmptyPath,

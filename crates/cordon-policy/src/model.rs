@@ -14,7 +14,7 @@ pub enum Posture {
     Minimal,
 }
 
-/// Whether the jail may reach any network.
+/// Whether, and how, the jail may reach a network.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Network {
     /// A new, empty network namespace, and no new sockets (seccomp).
@@ -23,6 +23,10 @@ pub enum Network {
     /// The host's network.
     #[serde(rename = "allow")]
     Allowed,
+    /// The jail's own network namespace, like `Denied`, with one way out: a proxy outside the
+    /// jail that allows only the destinations `network.allow` names (cordon-proxy).
+    #[serde(rename = "proxy")]
+    Proxy,
 }
 
 /// What to do when no backend has been proven to enforce the policy on this host.
@@ -97,6 +101,7 @@ impl fmt::Display for Network {
         f.write_str(match self {
             Network::Denied => "deny",
             Network::Allowed => "allow",
+            Network::Proxy => "proxy",
         })
     }
 }

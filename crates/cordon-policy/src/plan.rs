@@ -128,6 +128,9 @@ pub struct Plan {
     pub posture: Posture,
     /// Network.
     pub network: Network,
+    /// `network.allow` entries (normalized), what a `proxy` network reaches.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub network_allow: Vec<String>,
     /// Canonical home directory.
     #[serde(serialize_with = "serialize_path")]
     pub home: PathBuf,
@@ -259,6 +262,7 @@ impl Plan {
             profile: policy.profile(),
             posture: policy.posture(),
             network: policy.network(),
+            network_allow: policy.network_allow().iter().cloned().collect(),
             home,
             workspace,
             cwd,

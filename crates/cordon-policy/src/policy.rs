@@ -60,6 +60,11 @@ pub struct Policy {
     masks: BTreeSet<PathSpec>,
     protected: BTreeSet<PathSpec>,
     network: Network,
+    /// `network.allow`: the destinations a `proxy` network reaches, each entry in its
+    /// normalized spelling (`cordon_proxy::Pattern`). Left out of the hash's body when empty,
+    /// so a policy without one hashes as before the mode existed.
+    #[serde(skip_serializing_if = "BTreeSet::is_empty")]
+    network_allow: BTreeSet<String>,
     env: EnvPolicy,
     limits: Limits,
     unavailable: Unavailable,
@@ -95,6 +100,10 @@ impl Policy {
     /// Network.
     pub fn network(&self) -> Network {
         self.network
+    }
+    /// `network.allow`, normalized entries (meaningful in `proxy` mode).
+    pub fn network_allow(&self) -> &BTreeSet<String> {
+        &self.network_allow
     }
     /// Environment policy.
     pub fn env(&self) -> &EnvPolicy {
@@ -143,7 +152,11 @@ impl Policy {
         let writable_ok = self.writable.iter().all(|w| {
             other.writable.contains(w) || (w.confined_to_workspace && w.path.is_relative())
         });
-        let network_ok = self.network == Network::Denied || other.network == Network::Allowed;
+        let network_ok = match (self.network, other.network) {
+            (Network::Denied, _) | (_, Network::Allowed) => true,
+            (Network::Proxy, Network::Proxy) => self.network_allow.is_subset(&other.network_allow),
+            _ => false,
+        };
         let posture_ok = self.posture == other.posture || self.posture == Posture::Minimal;
         let unavailable_ok =
             self.unavailable == Unavailable::Refuse || other.unavailable == Unavailable::Warn;
@@ -217,6 +230,7 @@ impl PolicyBuilder {
                 masks,
                 protected,
                 network: d.network,
+                network_allow: BTreeSet::new(),
                 env: EnvPolicy::default(),
                 limits: d.limits,
                 unavailable: Unavailable::Refuse,
@@ -273,6 +287,31 @@ impl PolicyBuilder {
     pub fn set_network(&mut self, network: Network, source: Source) {
         self.policy.network = network;
         self.provenance.insert("network.mode".into(), source);
+    }
+
+    /// Adds a `network.allow` entry, checked and normalized (`cordon_proxy::Pattern`).
+    pub fn allow_host(&mut self, entry: &str, source: Source) -> Result<(), PolicyError> {
+        let pattern = cordon_proxy::Pattern::parse(entry)?;
+        let normalized = pattern.to_string();
+        self.provenance
+            .insert(format!("network.allow:{normalized}"), source);
+        self.policy.network_allow.insert(normalized);
+        Ok(())
+    }
+
+    /// Keeps only the `network.allow` entries `keep` also names (a project file's list).
+    pub fn keep_allowed_hosts(&mut self, keep: &BTreeSet<String>) {
+        let gone: Vec<String> = self
+            .policy
+            .network_allow
+            .iter()
+            .filter(|e| !keep.contains(*e))
+            .cloned()
+            .collect();
+        for entry in gone {
+            self.policy.network_allow.remove(&entry);
+            self.provenance.remove(&format!("network.allow:{entry}"));
+        }
     }
 
     /// Sets the posture.

@@ -202,7 +202,8 @@ prop_compose! {
         writable in proptest::collection::vec(prop_oneof!["[a-z]{1,6}", "/[a-z]{1,6}", "~/[a-z]{1,6}", "[a-z]{1,3}/\\.\\./[a-z]{1,3}"], 0..3),
         deny_read in proptest::collection::vec(prop_oneof!["~/\\.[a-z]{1,6}", "[a-z]{1,6}"], 0..3),
         allow_read in proptest::collection::vec(Just("~/.ssh".to_string()), 0..2),
-        network in proptest::option::of(prop_oneof![Just("deny"), Just("allow")]),
+        network in proptest::option::of(prop_oneof![Just("deny"), Just("allow"), Just("proxy")]),
+        allow in proptest::option::of(proptest::collection::vec(prop_oneof![Just("a.test".to_string()), Just("*.b.test".to_string()), Just("c.test:8080".to_string()), Just("127.0.0.1:9".to_string())], 0..3)),
         unavailable in proptest::option::of(prop_oneof![Just("refuse"), Just("warn")]),
         pass in proptest::collection::vec("[A-Z_]{1,8}", 0..2),
         drop in proptest::collection::vec("[A-Z_]{1,8}", 0..2),
@@ -215,7 +216,9 @@ prop_compose! {
         let mut t = String::new();
         if let Some(p) = profile { t += &format!("profile = {p:?}\n"); }
         t += &format!("[filesystem]\nwritable = {}\ndeny_read = {}\nallow_read = {}\n", toml_list(&writable), toml_list(&deny_read), toml_list(&allow_read));
-        if let Some(n) = network { t += &format!("[network]\nmode = {n:?}\n"); }
+        t += "[network]\n";
+        if let Some(n) = network { t += &format!("mode = {n:?}\n"); }
+        if let Some(a) = allow { t += &format!("allow = {}\n", toml_list(&a)); }
         t += &format!("[env]\npass = {}\ndrop = {}\n", toml_list(&pass), toml_list(&drop));
         t += "set = {";
         t += &set.iter().map(|(k, v)| format!("{k} = {v:?}")).collect::<Vec<_>>().join(", ");
@@ -234,7 +237,11 @@ proptest! {
     #[test]
     fn no_project_file_loosens_the_policy(
         text in project_text(),
-        global_text in prop_oneof![Just(String::new()), Just("[network]\nmode = \"allow\"\n[env]\npass = [\"RUST_LOG\"]\n".to_string())],
+        global_text in prop_oneof![
+            Just(String::new()),
+            Just("[network]\nmode = \"allow\"\n[env]\npass = [\"RUST_LOG\"]\n".to_string()),
+            Just("[network]\nmode = \"proxy\"\nallow = [\"a.test\", \"*.b.test\"]\n".to_string()),
+        ],
         profile in proptest::option::of(proptest::sample::select(Profile::ALL.to_vec())),
     ) {
         let g = global(&global_text);
@@ -246,4 +253,172 @@ proptest! {
             prop_assert!(eff.policy.no_looser_than(&baseline), "project file loosened:\n{text}");
         }
     }
+}
+
+fn proxy_global() -> ConfigLayer {
+    global("[network]\nmode = \"proxy\"\nallow = [\"A.test\", \"*.b.test\", \"127.0.0.1:8080\"]")
+}
+
+#[test]
+fn proxy_mode_takes_its_destinations_from_files_and_caller() {
+    let eff = effective_policy(Some(&proxy_global()), None, &Overrides::default()).unwrap();
+    assert_eq!(eff.policy.network(), Network::Proxy);
+    let listed: Vec<&str> = eff
+        .policy
+        .network_allow()
+        .iter()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        listed,
+        ["*.b.test", "127.0.0.1:8080", "a.test"],
+        "normalized and sorted"
+    );
+    let over = Overrides {
+        network: Some(Network::Proxy),
+        allow_hosts: vec!["c.test:3000".into()],
+        ..Default::default()
+    };
+    let eff = effective_policy(None, None, &over).unwrap();
+    assert_eq!(eff.policy.network(), Network::Proxy);
+    assert!(eff.policy.network_allow().contains("c.test:3000"));
+    assert_eq!(
+        eff.provenance.get("network.allow:c.test:3000"),
+        Some(&Source::Caller)
+    );
+    // The hash of a policy without destinations is the one it had before the mode existed.
+    let plain = effective_policy(None, None, &Overrides::default())
+        .unwrap()
+        .policy;
+    let body = serde_json::to_string(&plain).unwrap();
+    assert!(!body.contains("network_allow"), "{body}");
+    assert_ne!(eff.policy.hash(), plain.hash());
+}
+
+#[test]
+fn a_project_file_may_only_remove_destinations_or_deny() {
+    let g = proxy_global();
+    let p = project("[network]\nallow = [\"a.test\"]").unwrap();
+    let eff = effective_policy(Some(&g), Some(&p), &Overrides::default()).unwrap();
+    let listed: Vec<&str> = eff
+        .policy
+        .network_allow()
+        .iter()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(listed, ["a.test"]);
+    let p = project("[network]\nmode = \"deny\"").unwrap();
+    let eff = effective_policy(Some(&g), Some(&p), &Overrides::default()).unwrap();
+    assert_eq!(eff.policy.network(), Network::Denied);
+    for (text, key, why) in [
+        (
+            "[network]\nallow = [\"a.test\", \"d.test\"]",
+            "network.allow",
+            "d.test",
+        ),
+        (
+            "[network]\nmode = \"allow\"",
+            "network.mode",
+            "allows the network",
+        ),
+    ] {
+        let err = effective_policy(
+            Some(&g),
+            Some(&project(text).unwrap()),
+            &Overrides::default(),
+        )
+        .unwrap_err();
+        match &err {
+            PolicyError::ProjectLoosens {
+                key: k,
+                why: w,
+                file,
+            } => {
+                assert_eq!(k, key, "{text}");
+                assert!(w.contains(why), "{w}");
+                assert_eq!(file, Path::new("/w/.cordon.toml"));
+            }
+            other => panic!("{text}: {other:?}"),
+        }
+    }
+    // Where the network is denied, a project file cannot open a proxy.
+    let err = effective_policy(
+        None,
+        Some(&project("[network]\nmode = \"proxy\"\nallow = [\"a.test\"]").unwrap()),
+        &Overrides::default(),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(err, PolicyError::ProjectLoosens { ref key, .. } if key == "network.mode"),
+        "{err:?}"
+    );
+    // Where the global file allows the whole network, a project's proxy list narrows it.
+    let open = global("[network]\nmode = \"allow\"");
+    let p = project("[network]\nmode = \"proxy\"\nallow = [\"a.test\"]").unwrap();
+    let eff = effective_policy(Some(&open), Some(&p), &Overrides::default()).unwrap();
+    assert_eq!(eff.policy.network(), Network::Proxy);
+    assert!(
+        eff.policy.no_looser_than(
+            &effective_policy(Some(&open), None, &Overrides::default())
+                .unwrap()
+                .policy
+        )
+    );
+}
+
+#[test]
+fn bad_destinations_are_refused_naming_the_key_and_the_rule() {
+    for (entry, rule) in [
+        ("*", "allows every destination"),
+        ("https://a.test", "has a scheme"),
+        ("a.test/x", "has a path"),
+        ("a.*.test", "wildcard"),
+        ("10.0.0.1", "without a port"),
+        ("", "is empty"),
+    ] {
+        let text = format!("[network]\nmode = \"proxy\"\nallow = [{entry:?}]");
+        let layer = parse_str(&text, Path::new("/g.toml"), LayerKind::Global).unwrap();
+        let err = effective_policy(Some(&layer), None, &Overrides::default()).unwrap_err();
+        let shown = err.to_string();
+        assert!(shown.contains("network.allow"), "{shown}");
+        assert!(shown.contains(rule), "{entry}: {shown}");
+        assert!(shown.contains("/g.toml"), "{shown}");
+        let over = Overrides {
+            network: Some(Network::Proxy),
+            allow_hosts: vec![entry.into()],
+            ..Default::default()
+        };
+        let shown = effective_policy(None, None, &over).unwrap_err().to_string();
+        assert!(
+            shown.contains("--allow-host") && shown.contains(rule),
+            "{shown}"
+        );
+    }
+    let over = Overrides {
+        network: Some(Network::Proxy),
+        ..Default::default()
+    };
+    let err = effective_policy(None, None, &over).unwrap_err();
+    assert!(
+        matches!(err, PolicyError::ProxyWithoutDestinations { .. }),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("empty network.allow"), "{err}");
+    let g = global("[network]\nmode = \"proxy\"\nallow = []");
+    let err = effective_policy(Some(&g), None, &Overrides::default()).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("global /home/u/.config/cordon/config.toml"),
+        "{err}"
+    );
+    // A destination without the proxy mode would be silently unused: refused.
+    let over = Overrides {
+        allow_hosts: vec!["a.test".into()],
+        ..Default::default()
+    };
+    let err = effective_policy(None, None, &over).unwrap_err().to_string();
+    assert!(
+        err.contains("--allow-host") && err.contains("--network proxy"),
+        "{err}"
+    );
 }

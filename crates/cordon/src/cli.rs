@@ -105,6 +105,9 @@ pub struct AuditArgs {
 pub enum NetworkArg {
     /// No network (the default of every profile).
     Deny,
+    /// The jail's own network, and a proxy outside it that reaches only `--allow-host`
+    /// destinations (and the configuration's `network.allow`).
+    Proxy,
     /// The host's network.
     Allow,
 }
@@ -124,6 +127,10 @@ pub struct JailOptions {
     /// Network.
     #[arg(long, value_enum)]
     pub network: Option<NetworkArg>,
+    /// A destination the proxy network reaches: `HOST`, `*.DOMAIN`, `HOST:PORT`, `IP:PORT`
+    /// (repeatable; added to the configuration's `network.allow`).
+    #[arg(long = "allow-host", value_name = "PATTERN")]
+    pub allow_host: Vec<String>,
     /// Linux backend: `auto` uses bubblewrap, else Landlock, whichever's probe proves it
     /// enforces first; `bwrap` and `landlock` use only that one (refused when it does not).
     #[arg(long, value_enum, default_value = "auto")]

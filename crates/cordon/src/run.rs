@@ -21,7 +21,9 @@ pub fn plan_for(options: &JailOptions) -> Result<(Context, Plan), CliError> {
         network: options.network.map(|n| match n {
             NetworkArg::Deny => Network::Denied,
             NetworkArg::Allow => Network::Allowed,
+            NetworkArg::Proxy => Network::Proxy,
         }),
+        allow_hosts: options.allow_host.clone(),
         pass_env: options.pass_env.clone(),
         timeout_secs: options.timeout,
         ..Overrides::default()
