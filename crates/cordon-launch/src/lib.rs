@@ -101,6 +101,8 @@ mod weaken;
 mod memory;
 #[cfg(linux_backends)]
 mod pids;
+#[cfg(linux_backends)]
+mod proxy;
 
 pub use backend::seatbelt::{SeatbeltBackend, SeatbeltConfig};
 

@@ -49,6 +49,84 @@ pub fn send_all(fd: &OwnedFd, mut bytes: &[u8]) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Sends the descriptor `fd` over the socket `channel` (`SCM_RIGHTS`, one byte of data).
+pub(crate) fn send_fd(channel: &OwnedFd, fd: &OwnedFd) -> std::io::Result<()> {
+    use rustix::net::{SendAncillaryBuffer, SendAncillaryMessage, SendFlags, sendmsg};
+    use std::os::fd::AsFd;
+    let mut space = [std::mem::MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
+    let mut control = SendAncillaryBuffer::new(&mut space);
+    let fds = [fd.as_fd()];
+    if !control.push(SendAncillaryMessage::ScmRights(&fds)) {
+        return Err(std::io::Error::other("no room for the descriptor"));
+    }
+    loop {
+        match sendmsg(
+            channel,
+            &[std::io::IoSlice::new(b"L")],
+            &mut control,
+            SendFlags::NOSIGNAL,
+        ) {
+            Ok(1) => return Ok(()),
+            Ok(_) => return Err(std::io::ErrorKind::WriteZero.into()),
+            Err(rustix::io::Errno::INTR) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
+
+/// Receives one descriptor sent with [`send_fd`] on `channel` (close-on-exec); `Ok(None)` when
+/// the peer closed without sending one.
+pub(crate) fn recv_fd(channel: &OwnedFd) -> std::io::Result<Option<OwnedFd>> {
+    use rustix::net::{RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags, recvmsg};
+    let mut space = [std::mem::MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
+    let mut control = RecvAncillaryBuffer::new(&mut space);
+    let mut byte = [0u8; 1];
+    loop {
+        match recvmsg(
+            channel,
+            &mut [std::io::IoSliceMut::new(&mut byte)],
+            &mut control,
+            RecvFlags::CMSG_CLOEXEC,
+        ) {
+            Ok(_) => break,
+            Err(rustix::io::Errno::INTR) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    let mut received = None;
+    for message in control.drain() {
+        if let RecvAncillaryMessage::ScmRights(fds) = message {
+            for fd in fds {
+                // More than one: the first is kept, the others close when dropped.
+                if received.is_none() {
+                    received = Some(fd);
+                }
+            }
+        }
+    }
+    Ok(received)
+}
+
+/// Waits until one of `fds` is readable (or hung up, or in error); the index of the first.
+pub(crate) fn wait_readable(fds: &[&OwnedFd]) -> std::io::Result<usize> {
+    use rustix::event::{PollFd, PollFlags, poll};
+    let mut polled: Vec<PollFd<'_>> = fds
+        .iter()
+        .map(|fd| PollFd::new(*fd, PollFlags::IN))
+        .collect();
+    loop {
+        match poll(&mut polled, None) {
+            Ok(_) => break,
+            Err(rustix::io::Errno::INTR) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(polled
+        .iter()
+        .position(|p| !p.revents().is_empty())
+        .unwrap_or(0))
+}
+
 /// One resource limit to set in the child.
 #[derive(Debug, Clone, Copy)]
 struct Rlimit {
