@@ -101,7 +101,6 @@ mod weaken;
 mod memory;
 #[cfg(linux_backends)]
 mod pids;
-#[cfg(linux_backends)]
 mod proxy;
 
 pub use backend::seatbelt::{SeatbeltBackend, SeatbeltConfig};
@@ -122,11 +121,12 @@ pub use ending::{end_all as end_all_jails, end_jails_on_signals, termination_sig
 pub use entry::run_if_stage;
 pub use error::LaunchError;
 pub use launcher::{
-    BackendChoice, Explanation, Launcher, RunRequest, RunResult, RunStatus, Stream, WAYS_OUT,
-    policy_hash,
+    BackendChoice, Explanation, Launcher, NetworkReport, RunRequest, RunResult, RunStatus, Stream,
+    WAYS_OUT, policy_hash,
 };
 #[cfg(linux_backends)]
 pub use probe::probe_cache_holds;
+pub use proxy::{Destination, PORT as PROXY_PORT};
 pub use reaper::{REAPER_NAME, start_session_forked};
 #[cfg(linux_backends)]
 pub use session::{Preparation, PreparationReport};

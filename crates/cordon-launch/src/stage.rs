@@ -46,6 +46,9 @@ pub struct SelfCheck {
     /// command from (each argument NUL-terminated, then end of file), after its checks, its
     /// report and the second wall. `None`: the command is in the stage's own arguments.
     pub command_fd: Option<i32>,
+    /// For a `proxy` network: the socket the stage sends its proxy listener on (proxy.rs),
+    /// made inside the jail's own network namespace once the network checks passed.
+    pub proxy_fd: Option<i32>,
 }
 
 /// The most bytes of command read from [`SelfCheck::command_fd`].
@@ -92,7 +95,14 @@ pub fn check_args(check: &SelfCheck, argv: &[OsString]) -> Vec<OsString> {
         }
         .into(),
         check.status_fd.to_string().into(),
-        if check.deny_network { "1" } else { "0" }.into(),
+        // The network operand: `0` nothing checked, `1` the network is closed, `pFD` closed
+        // and the proxy's listener to be sent on descriptor FD.
+        match (check.proxy_fd, check.deny_network) {
+            (Some(fd), _) => format!("p{fd}"),
+            (None, true) => "1".to_owned(),
+            (None, false) => "0".to_owned(),
+        }
+        .into(),
         check.outside.as_os_str().to_owned(),
         kind.into(),
         path,
@@ -211,6 +221,25 @@ fn socket_refused() -> Result<(), String> {
     }
 }
 
+/// Listens on the proxy's port in the jail's own network namespace, sends the listener to the
+/// launcher on descriptor `channel` and closes this process's copies: the jail then holds no
+/// socket of the proxy, only the address it can connect to.
+fn hand_over_proxy_listener(channel: &str) -> Result<(), String> {
+    let channel = channel
+        .parse::<i32>()
+        .ok()
+        .and_then(crate::sys::inherited_fd)
+        .ok_or("the proxy channel descriptor is missing")?;
+    let listener = crate::proxy::listen_in_jail().map_err(|e| {
+        format!(
+            "cannot listen on the proxy's port 127.0.0.1:{} in the jail: {e}",
+            crate::proxy::PORT
+        )
+    })?;
+    crate::sys::send_fd(&channel, &OwnedFd::from(listener))
+        .map_err(|e| format!("cannot hand the proxy's listener to the launcher: {e}"))
+}
+
 /// The checks, the second wall, the report; then the payload: from the arguments after `--`,
 /// or (`awaiting`) read from the command descriptor, the last argument.
 pub(crate) fn check_then_exec(args: &[OsString], awaiting: bool) -> i32 {
@@ -245,8 +274,14 @@ pub(crate) fn check_then_exec(args: &[OsString], awaiting: bool) -> i32 {
     if let Err(reason) = mask_result {
         return fail(status, &reason);
     }
-    if deny == "1"
+    let proxy_channel = deny.to_str().and_then(|d| d.strip_prefix('p'));
+    if (deny == "1" || proxy_channel.is_some())
         && let Err(reason) = socket_refused()
+    {
+        return fail(status, &reason);
+    }
+    if let Some(channel) = proxy_channel
+        && let Err(reason) = hand_over_proxy_listener(channel)
     {
         return fail(status, &reason);
     }
@@ -387,7 +422,7 @@ pub(crate) fn self_check(plan: &Plan, status_fd: i32) -> SelfCheck {
         .unwrap_or_else(|| PathBuf::from("/"));
     SelfCheck {
         status_fd,
-        deny_network: plan.network == cordon_policy::Network::Denied,
+        deny_network: plan.network != cordon_policy::Network::Allowed,
         outside: dir.join(name),
         masked: plan
             .masks
@@ -395,6 +430,7 @@ pub(crate) fn self_check(plan: &Plan, status_fd: i32) -> SelfCheck {
             .map(|m| (m.target.clone(), m.kind == EntryKind::Dir)),
         landlock_fd: None,
         command_fd: None,
+        proxy_fd: None,
     }
 }
 
@@ -426,6 +462,7 @@ mod tests {
             masked: None,
             landlock_fd: Some(6),
             command_fd: Some(7),
+            proxy_fd: None,
         };
         let args = check_args(&check, &[OsString::from("/bin/true")]);
         assert_eq!(

@@ -86,7 +86,10 @@ pub(crate) fn recv_fd(channel: &OwnedFd) -> std::io::Result<Option<OwnedFd>> {
             channel,
             &mut [std::io::IoSliceMut::new(&mut byte)],
             &mut control,
+            #[cfg(target_os = "linux")]
             RecvFlags::CMSG_CLOEXEC,
+            #[cfg(not(target_os = "linux"))]
+            RecvFlags::empty(),
         ) {
             Ok(_) => break,
             Err(rustix::io::Errno::INTR) => {}

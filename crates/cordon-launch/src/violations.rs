@@ -37,6 +37,30 @@ pub struct Violation {
     /// The jail's rule that path met, in words (and the way out, where there is one).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rule: Option<String>,
+    /// For a destination the proxy refused: the host the tool asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    /// For a destination the proxy refused: the port.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub port: Option<u16>,
+}
+
+impl Violation {
+    /// The violation of a request the proxy refused (`network-denied`, with host, port, rule).
+    pub(crate) fn from_proxy(denied: &crate::proxy::Denied) -> Violation {
+        let what = match (&denied.host, denied.port) {
+            (Some(h), Some(p)) => format!("{h}:{p}"),
+            _ => "a request".to_owned(),
+        };
+        Violation {
+            kind: ViolationKind::NetworkDenied,
+            line: format!("cordon's proxy refused {what}: {}", denied.rule),
+            path: None,
+            rule: Some(denied.rule.clone()),
+            host: denied.host.clone(),
+            port: denied.port,
+        }
+    }
 }
 
 const PATTERNS: &[(&str, ViolationKind)] = &[
@@ -82,6 +106,8 @@ pub fn recognise(stderr: &[u8]) -> Vec<Violation> {
                 line,
                 path: None,
                 rule: None,
+                host: None,
+                port: None,
             });
             if out.len() == 64 {
                 break;

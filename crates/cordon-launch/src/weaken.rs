@@ -125,6 +125,8 @@ pub(crate) fn self_check(weakening: Weakening, check: &SelfCheck) -> SelfCheck {
         // A weakened first wall must show in the escape suite, not be hidden by the second.
         landlock_fd: None,
         command_fd: check.command_fd,
+        // The proxy's bridge is not a defence: a weakened jail still gets its way out.
+        proxy_fd: check.proxy_fd,
     }
 }
 

@@ -236,7 +236,8 @@ impl Backend for BwrapBackend {
             what: "bubblewrap".into(),
             source: std::io::Error::other(why.clone()),
         })?;
-        let compiled = filter(plan.network == cordon_policy::Network::Denied)?;
+        // A proxy network is a denied one with a bridge: the jail's own namespace.
+        let compiled = filter(plan.network != cordon_policy::Network::Allowed)?;
         let seccomp_fd = sys::memfd_with("cordon-seccomp", compiled.bytes())
             .map_err(LaunchError::io("creating the seccomp descriptor"))?;
         // Everything the jail contains is cordon-bwrap's (with the plan's guard): the launcher
@@ -313,6 +314,10 @@ impl Backend for BwrapBackend {
     }
 
     fn builds_ahead(&self) -> bool {
+        true
+    }
+
+    fn bridges_proxy(&self) -> bool {
         true
     }
 

@@ -170,7 +170,7 @@ impl Backend for LandlockBackend {
         let options = Options::alone(&temp).with_executable(stage);
         let rules = Rules::from_plan(plan, &options, &FsLister)?;
         let (ruleset, report) = Ruleset::create(&rules, abi)?;
-        let spec = FilterSpec::for_host(plan.network == cordon_policy::Network::Denied)?
+        let spec = FilterSpec::for_host(plan.network != cordon_policy::Network::Allowed)?
             .without_pid_namespace();
         let filter = cordon_seccomp::compile(&spec)?;
 

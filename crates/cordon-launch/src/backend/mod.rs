@@ -172,6 +172,12 @@ pub trait Backend: Send + Sync {
     fn runs_stage_in_place(&self) -> bool {
         false
     }
+    /// Whether a `proxy` network can be bridged into this backend's jail: the jail has a
+    /// network namespace of its own in which the stage can listen (bubblewrap). Elsewhere a
+    /// proxy network is refused (docs/limits.md says why).
+    fn bridges_proxy(&self) -> bool {
+        false
+    }
     /// Whether this backend's jail can be built before its command is known: its stage runs
     /// inside the jail and can wait for the command after its checks (warm.rs).
     fn builds_ahead(&self) -> bool {

@@ -33,6 +33,8 @@ pub(crate) struct Jail {
     pub(crate) seen: Option<Seen>,
     /// The plan's paths, to say which rule each denial the command printed met.
     pub(crate) judge: Box<crate::violations::JailRules>,
+    /// A `proxy` network's proxy, ended with the jail.
+    pub(crate) proxy: Option<crate::proxy::JailProxy>,
 }
 
 impl std::fmt::Debug for Jail {
@@ -104,6 +106,8 @@ impl Jail {
             .running
             .wait(self.timeout)
             .map_err(LaunchError::io("supervising the jail"))?;
+        // The jail's processes are gone: its proxy ends, and what it saw joins the result.
+        let network = self.proxy.take().map(crate::proxy::JailProxy::finish);
         let (policy_hash, env_dropped) = (self.policy_hash, self.env_dropped);
         let rules_failed = self
             .rules
@@ -170,6 +174,16 @@ impl Jail {
         );
         result.landlock = landlock;
         violations::annotate(&mut result.violations, &self.judge);
+        if let Some(record) = network {
+            result
+                .violations
+                .extend(record.denied.iter().map(violations::Violation::from_proxy));
+            result.network = Some(crate::launcher::result::NetworkReport {
+                mode: "proxy",
+                refused: record.denied.len(),
+                destinations: record.destinations.into_values().collect(),
+            });
+        }
         Ok(result)
     }
 
@@ -177,6 +191,7 @@ impl Jail {
     /// what was made for it goes with it.
     pub(crate) fn discard(mut self) {
         drop(self.command.take());
+        drop(self.proxy.take());
         self.running.discard();
         if let Some(t) = self.rules.take() {
             let _ = t.join();

@@ -29,7 +29,7 @@ pub(crate) mod result;
 pub(crate) mod seen;
 
 pub(crate) use jail::Jail;
-pub use result::{RunResult, RunStatus, Stream};
+pub use result::{NetworkReport, RunResult, RunStatus, Stream};
 use result::{finish, refused};
 use seen::Seen;
 
@@ -51,6 +51,10 @@ pub struct RunRequest<'a> {
 /// Composes backends and supervision.
 pub struct Launcher {
     backends: Vec<Box<dyn Backend>>,
+    /// The proxy rules of the last `proxy` plan, shared by every jail of that list (a
+    /// session's jails among them), and the resolver they decide with.
+    proxy_rules: std::sync::Mutex<Option<(Vec<String>, std::sync::Arc<crate::proxy::Rules>)>>,
+    resolver: std::sync::Arc<dyn cordon_proxy::Resolver + Send + Sync>,
     /// One defence taken away (the escape suite's mutants run; never in a release build).
     #[cfg(all(feature = "mutants", debug_assertions))]
     weakening: Option<crate::weaken::Weakening>,
@@ -113,9 +117,50 @@ impl Launcher {
     pub fn new(backends: Vec<Box<dyn Backend>>) -> Launcher {
         Launcher {
             backends,
+            proxy_rules: std::sync::Mutex::new(None),
+            resolver: std::sync::Arc::new(crate::proxy::SystemResolver),
             #[cfg(all(feature = "mutants", debug_assertions))]
             weakening: None,
         }
+    }
+
+    /// This launcher with `resolver` answering its proxy's name lookups instead of the host's
+    /// resolver (a harness's own, or a test's fixed answers).
+    pub fn with_resolver(
+        mut self,
+        resolver: std::sync::Arc<dyn cordon_proxy::Resolver + Send + Sync>,
+    ) -> Launcher {
+        self.resolver = resolver;
+        self.proxy_rules = std::sync::Mutex::new(None);
+        self
+    }
+
+    /// The proxy rules for `entries`, parsed once per list.
+    fn proxy_rules(
+        &self,
+        entries: &[String],
+    ) -> Result<std::sync::Arc<crate::proxy::Rules>, LaunchError> {
+        let mut cached = self.proxy_rules.lock().map_err(|_| LaunchError::Io {
+            what: "the proxy rules".into(),
+            source: std::io::Error::other("a thread panicked holding them"),
+        })?;
+        if let Some((list, rules)) = cached.as_ref()
+            && list.as_slice() == entries
+        {
+            return Ok(std::sync::Arc::clone(rules));
+        }
+        let rules = std::sync::Arc::new(
+            crate::proxy::Rules::new(
+                entries,
+                Box::new(SharedResolver(std::sync::Arc::clone(&self.resolver))),
+            )
+            .map_err(|e| LaunchError::Io {
+                what: "the proxy rules".into(),
+                source: std::io::Error::other(e.to_string()),
+            })?,
+        );
+        *cached = Some((entries.to_vec(), std::sync::Arc::clone(&rules)));
+        Ok(rules)
     }
 
     /// The macOS launcher: the Seatbelt backend alone.
@@ -236,7 +281,14 @@ impl Launcher {
         // The same guard as a run's, so the list is the one a run hands the backend: the
         // placeholders it would make are listed, marked, and not made.
         let guarded = plan.guard(&RealHost::new(None));
-        let check = self_check(&guarded, -1);
+        let mut check = self_check(&guarded, -1);
+        let mut env = env;
+        if plan.network == cordon_policy::Network::Proxy {
+            check.proxy_fd = Some(-1);
+            for (name, value) in crate::proxy::env_vars() {
+                env.vars.insert(name.into(), value.into());
+            }
+        }
         let prepared = backend.prepare(
             &guarded,
             &env.vars,
@@ -303,6 +355,22 @@ impl Launcher {
                 env_dropped,
             )));
         }
+        let proxied = req.plan.network == cordon_policy::Network::Proxy;
+        if proxied && !backend.bridges_proxy() {
+            return Ok(Start::Refused(refused(
+                format!(
+                    "network mode \"proxy\" needs a jail with a network namespace of its own (bubblewrap); the {} backend shares the host's network, where a proxy port would be reachable by every process of the host: use --backend bwrap, or network mode \"deny\"",
+                    backend.name()
+                ),
+                policy_hash,
+                env_dropped,
+            )));
+        }
+        let proxy_rules = if proxied {
+            Some(self.proxy_rules(&req.plan.network_allow)?)
+        } else {
+            None
+        };
         // What a read-only bind of each protected path leaves open is closed in the plan
         // (`Plan::guard`); the launcher only makes the placeholders it lists. They are in
         // `cleanup`, removed at the end of the run (cleanup.rs). Made after the probe, so a
@@ -342,6 +410,21 @@ impl Launcher {
                 .map_err(LaunchError::io("creating the Landlock rules channel"))?;
             check.landlock_fd = Some(sys::raw(&read));
             inherit.push(read);
+            Some(write)
+        } else {
+            None
+        };
+        // The proxy's bridge: the stage sends its listener on this socket (proxy.rs), and the
+        // proxy variables point every tool at it; the host's own are never passed.
+        let mut env = env;
+        let proxy_channel = if proxy_rules.is_some() {
+            let (read, write) =
+                sys::socket_pair().map_err(LaunchError::io("creating the proxy channel"))?;
+            check.proxy_fd = Some(sys::raw(&read));
+            inherit.push(read);
+            for (name, value) in crate::proxy::env_vars() {
+                env.vars.insert(name.into(), value.into());
+            }
             Some(write)
         } else {
             None
@@ -406,6 +489,13 @@ impl Launcher {
             },
         )
         .map_err(LaunchError::io("starting the jail"))?;
+        let proxy = match (proxy_rules, proxy_channel) {
+            (Some(rules), Some(channel)) => Some(
+                crate::proxy::start(rules, channel)
+                    .map_err(LaunchError::io("starting the jail's proxy"))?,
+            ),
+            _ => None,
+        };
         let warnings = requested_but_dropped(&env)
             .into_iter()
             .chain(pids_warning)
@@ -425,6 +515,7 @@ impl Launcher {
             rules: None,
             seen,
             judge: Box::new(crate::violations::JailRules::new(req.plan, backend.name())),
+            proxy,
         };
         let mut jail = jail;
         if let Some(channel) = rules_channel {
@@ -464,6 +555,15 @@ fn send_rules(plan: &Plan, channel: &std::os::fd::OwnedFd) -> Result<(), LaunchE
     )?;
     let _ = sys::send_all(channel, &rules.encode());
     Ok(())
+}
+
+/// The launcher's resolver, shared with the rules built from it.
+struct SharedResolver(std::sync::Arc<dyn cordon_proxy::Resolver + Send + Sync>);
+
+impl cordon_proxy::Resolver for SharedResolver {
+    fn resolve(&self, name: &str) -> Result<Vec<std::net::IpAddr>, String> {
+        self.0.resolve(name)
+    }
 }
 
 /// What [`Launcher::start`] gives: a refusal (nothing runs), or a spawned jail.

@@ -70,6 +70,20 @@ pub struct RunResult {
     /// True when the command was handed to a jail built ahead of it (a prepared session,
     /// warm.rs); false for a jail built for it while the caller waited, or none.
     pub built_ahead: bool,
+    /// For a `proxy` network: what the proxy allowed (each refusal is a `network-denied`
+    /// violation); `null` for any other network.
+    pub network: Option<NetworkReport>,
+}
+
+/// What a `proxy` network's proxy did during one run.
+#[derive(Debug, Clone, Serialize)]
+pub struct NetworkReport {
+    /// `proxy`.
+    pub mode: &'static str,
+    /// Every destination connected to, by `host:port` order: connections and bytes each way.
+    pub destinations: Vec<crate::proxy::Destination>,
+    /// How many requests were refused (each also in `violations`, up to the proxy's cap).
+    pub refused: usize,
 }
 
 fn stream(c: &supervise::Captured) -> Stream {
@@ -109,6 +123,7 @@ pub(crate) fn finish(
         env_dropped,
         landlock: None,
         built_ahead: false,
+        network: None,
     }
 }
 
@@ -141,5 +156,6 @@ pub(crate) fn refused(
         env_dropped,
         landlock: None,
         built_ahead: false,
+        network: None,
     }
 }
