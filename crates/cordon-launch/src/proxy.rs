@@ -387,7 +387,7 @@ fn serve_http(rules: &Rules, shared: &Shared, mut conn: TcpStream, id: Option<u6
                 return;
             }
             shared.count(&target, 0, head.len() as u64, 0);
-            relay(shared, conn, upstream, &target, rest, id);
+            relay(shared, conn, upstream, &target, rest, id, false);
         }
     }
 }
@@ -471,72 +471,92 @@ fn reach(rules: &Rules, shared: &Shared, target: &Target) -> Result<TcpStream, F
     Err(Failure::Unreachable(last))
 }
 
-/// A tunnel: a tunnel to port 443 must begin with a TLS ClientHello; any tunnel that begins
-/// with one must name the host it was opened to. Then both ways are relayed.
+/// A tunnel: relayed both ways, with the first bytes from the jail inspected before any goes
+/// upstream ([`inspect`]).
 fn tunnel(
     shared: &Shared,
-    mut conn: TcpStream,
-    upstream: TcpStream,
-    target: &Target,
-    mut first: Vec<u8>,
-    id: Option<u64>,
-) {
-    let must_be_tls = target.port == 443;
-    if first.is_empty() && must_be_tls {
-        let mut chunk = [0u8; 4096];
-        match conn.read(&mut chunk) {
-            Ok(0) | Err(_) => return,
-            Ok(n) => first.extend_from_slice(&chunk[..n]),
-        }
-    }
-    if must_be_tls || tls::looks_like_tls(&first) {
-        let name = read_until(&mut conn, &mut first, tls::MAX_HELLO + 5, tls::server_name);
-        let verdict = match name {
-            Ok(Some((sni, _))) => {
-                cordon_proxy::check_server_name(target, sni.as_deref()).map_err(|r| r.rule)
-            }
-            Ok(None) => return,
-            Err(tls::TlsError::NotTls) => Err(format!(
-                "the tunnel to {target} is on a TLS port and its first bytes are not TLS"
-            )),
-            Err(e) => Err(format!("the tunnel to {target}: {e}")),
-        };
-        if let Err(rule) = verdict {
-            shared.deny(Some(target), rule);
-            return;
-        }
-    }
-    relay(shared, conn, upstream, target, first, id);
-}
-
-/// Copies both ways until each side ends, counting bytes for `target`; `first` goes upstream
-/// before anything else.
-fn relay(
-    shared: &Shared,
     conn: TcpStream,
-    mut upstream: TcpStream,
+    upstream: TcpStream,
     target: &Target,
     first: Vec<u8>,
     id: Option<u64>,
 ) {
+    relay(shared, conn, upstream, target, first, id, true);
+}
+
+/// The first flight of a tunnel, read from the jail before a byte goes upstream: a tunnel to
+/// port 443 must begin with a TLS ClientHello, and any tunnel that begins with one must name
+/// the host it was opened to. `Err` is the rule broken (or `None`: the jail closed first).
+/// The other direction already runs, so a protocol whose server speaks first is not held up.
+fn inspect(conn: &mut TcpStream, target: &Target, buf: &mut Vec<u8>) -> Result<(), Option<String>> {
+    let must_be_tls = target.port == 443;
+    if buf.is_empty() {
+        let mut chunk = [0u8; 4096];
+        match conn.read(&mut chunk) {
+            Ok(0) | Err(_) => return Err(None),
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+        }
+    }
+    if !must_be_tls && !tls::looks_like_tls(buf) {
+        return Ok(());
+    }
+    let _ = conn.set_read_timeout(Some(REQUEST_TIMEOUT));
+    let name = read_until(conn, buf, tls::MAX_HELLO + 5, tls::server_name);
+    let _ = conn.set_read_timeout(None);
+    match name {
+        Ok(Some((sni, _))) => {
+            cordon_proxy::check_server_name(target, sni.as_deref()).map_err(|r| Some(r.rule))
+        }
+        Ok(None) => Err(None),
+        Err(tls::TlsError::NotTls) => Err(Some(format!(
+            "the tunnel to {target} is on a TLS port and its first bytes are not TLS"
+        ))),
+        Err(e) => Err(Some(format!("the tunnel to {target}: {e}"))),
+    }
+}
+
+/// Copies both ways until each side ends, counting bytes for `target`; `first` goes upstream
+/// before anything else, after [`inspect`] when `inspected` (a tunnel).
+fn relay(
+    shared: &Shared,
+    conn: TcpStream,
+    upstream: TcpStream,
+    target: &Target,
+    first: Vec<u8>,
+    id: Option<u64>,
+    inspected: bool,
+) {
     let _ = conn.set_read_timeout(None);
     shared.count(target, 1, 0, 0);
-    if !first.is_empty() {
-        if upstream.write_all(&first).is_err() {
-            return;
-        }
-        shared.count(target, 0, first.len() as u64, 0);
-    }
     if let (Some(id), Ok(mut live)) = (id, shared.live.lock())
         && let Ok(up) = upstream.try_clone()
     {
         live.entry(id).or_default().push(up);
     }
-    let (Ok(conn_reader), Ok(up_writer)) = (conn.try_clone(), upstream.try_clone()) else {
+    let (Ok(mut conn_reader), Ok(mut up_writer)) = (conn.try_clone(), upstream.try_clone()) else {
         return;
     };
     std::thread::scope(|s| {
-        s.spawn(|| copy(shared, target, conn_reader, up_writer, true));
+        s.spawn(|| {
+            let mut first = first;
+            if inspected && let Err(rule) = inspect(&mut conn_reader, target, &mut first) {
+                if let Some(rule) = rule {
+                    shared.deny(Some(target), rule);
+                }
+                // Nothing went upstream; both ends close, which ends the other direction.
+                let _ = conn_reader.shutdown(Shutdown::Both);
+                let _ = up_writer.shutdown(Shutdown::Both);
+                return;
+            }
+            if !first.is_empty() {
+                if up_writer.write_all(&first).is_err() {
+                    let _ = up_writer.shutdown(Shutdown::Both);
+                    return;
+                }
+                shared.count(target, 0, first.len() as u64, 0);
+            }
+            copy(shared, target, conn_reader, up_writer, true);
+        });
         copy(shared, target, upstream, conn, false);
     });
 }
@@ -742,6 +762,35 @@ mod tests {
         );
         // The upstream saw a connection and no byte of the hello.
         assert_eq!(server.join().unwrap(), b"");
+    }
+
+    #[test]
+    fn a_hello_sent_after_the_tunnel_opened_is_inspected_too() {
+        let (up, server) = upstream();
+        let (proxy, addr) = harness(&[format!("localhost:{}", up.port()), up.to_string()]);
+        let mut c = TcpStream::connect(addr).unwrap();
+        c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        c.write_all(format!("CONNECT localhost:{} HTTP/1.1\r\n\r\n", up.port()).as_bytes())
+            .unwrap();
+        let mut ok = vec![0u8; request::CONNECT_OK.len()];
+        c.read_exact(&mut ok).unwrap();
+        assert_eq!(ok, request::CONNECT_OK);
+        std::thread::sleep(Duration::from_millis(50));
+        c.write_all(&tls::client_hello(Some("fronted.test")))
+            .unwrap();
+        let mut rest = Vec::new();
+        let _ = c.read_to_end(&mut rest);
+        assert_eq!(rest, b"", "closed, nothing relayed back");
+        assert_eq!(
+            server.join().unwrap(),
+            b"",
+            "no byte of the hello went upstream"
+        );
+        let record = proxy.finish();
+        assert!(
+            record.denied[0].rule.contains("\"fronted.test\""),
+            "{record:?}"
+        );
     }
 
     #[test]

@@ -49,6 +49,7 @@ mod bounds;
 mod columns;
 mod creds;
 mod descriptors;
+mod destination;
 mod env;
 mod harness;
 mod input;
@@ -104,6 +105,8 @@ pub enum Class {
     LauncherInput,
     /// 11: a backend that fails.
     Backend,
+    /// 12: network by destination (the proxy mode).
+    Destination,
     /// The controls: what must keep working.
     Usability,
 }
@@ -123,6 +126,7 @@ impl Class {
             Class::Resources => "9. Resources",
             Class::LauncherInput => "10. Launcher input",
             Class::Backend => "11. Backend failure",
+            Class::Destination => "12. Network by destination",
             Class::Usability => "Usability (controls)",
         }
     }
@@ -293,6 +297,7 @@ pub fn all_cases() -> Vec<Case> {
     cases.extend(bounds::cases());
     cases.extend(input::cases());
     cases.extend(backend::cases());
+    cases.extend(destination::cases());
     cases.extend(stage::cases());
     cases.extend(usability::cases());
     cases
