@@ -328,6 +328,79 @@ pub fn run(p: &Places<'_>, runs: usize) -> Result<Vec<(&'static str, Duration)>,
         .collect())
 }
 
+pub const PROXY_TRUE_DENY: &str = "cordon run --network deny -- /bin/true";
+pub const PROXY_TRUE: &str = "cordon run --network proxy -- /bin/true";
+pub const PROXY_CURL_ALLOW: &str = "cordon run --network allow -- curl (local server)";
+pub const PROXY_CURL: &str = "cordon run --network proxy -- curl (same server, proxied)";
+
+/// A local HTTP server on 127.0.0.1 that answers every request with a small body, on threads
+/// of this process, for as long as the bench runs.
+fn local_server() -> Result<u16, Error> {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")
+        .map_err(|e| Error::Bench(format!("local server: {e}")))?;
+    let port = listener
+        .local_addr()
+        .map_err(|e| Error::Bench(format!("local server: {e}")))?
+        .port();
+    std::thread::spawn(move || {
+        for conn in listener.incoming().flatten() {
+            std::thread::spawn(move || {
+                let mut conn = conn;
+                let mut buf = [0u8; 4096];
+                let mut got = Vec::new();
+                while let Ok(n) = conn.read(&mut buf) {
+                    if n == 0 {
+                        break;
+                    }
+                    got.extend_from_slice(&buf[..n]);
+                    if got.windows(4).any(|w| w == b"\r\n\r\n") {
+                        break;
+                    }
+                }
+                let _ = conn.write_all(
+                    b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\nConnection: close\r\n\r\nok\n",
+                );
+            });
+        }
+    });
+    Ok(port)
+}
+
+/// The proxy network's rows: `/bin/true` with the network denied and in proxy mode, and a
+/// `curl` of a local server with the network allowed and through the proxy, interleaved.
+pub fn proxy(p: &Places<'_>, runs: usize) -> Result<Vec<(&'static str, Duration)>, Error> {
+    let port = local_server()?;
+    let url = format!("http://127.0.0.1:{port}/");
+    let allow = format!("127.0.0.1:{port}");
+    let dir = own_workspace(p, "proxy")?;
+    let run = |name: &'static str, network: &[&str], argv: &[&str]| {
+        let mut c = Command::new(p.cordon);
+        c.arg("run").args(network).arg("--").args(argv);
+        Case::process(name, c, &dir)
+    };
+    let proxy_mode = ["--network", "proxy", "--allow-host", allow.as_str()];
+    let curl = ["curl", "-sSf", "-o", "/dev/null", url.as_str()];
+    let mut cases = vec![
+        run(PROXY_TRUE_DENY, &["--network", "deny"], &[TRUE]),
+        run(PROXY_TRUE, &proxy_mode, &[TRUE]),
+        run(PROXY_CURL_ALLOW, &["--network", "allow"], &curl),
+        run(PROXY_CURL, &proxy_mode, &curl),
+    ];
+    for round in 0..runs + 5 {
+        for case in &mut cases {
+            let took = case.once()?;
+            if round >= 5 {
+                case.samples.push(took);
+            }
+        }
+    }
+    Ok(cases
+        .iter_mut()
+        .map(|c| (c.name, super::median(&mut c.samples)))
+        .collect())
+}
+
 /// `cordon explain`'s bubblewrap options, minus `--seccomp FD`, the stage's bind and the binds
 /// of the placeholders a run makes first (`# created for the run: P (...)`): plain bubblewrap
 /// cannot bind what does not exist, and making them is part of what cordon's launch costs.

@@ -221,6 +221,8 @@ fn measure(cordon: &Path, dynamic: &Path, base: &Path, opts: &Options) -> Result
         opts.runs,
     )?;
 
+    println!("timing the proxy network: {} rounds of 4 cases", opts.runs);
+    let proxied = launch::proxy(&places, opts.runs)?;
     let ratio = |d: Duration, to: Duration| d.as_secs_f64() / to.as_secs_f64().max(1e-12);
     let mut rows = Vec::new();
     for (name, d) in &launches {
@@ -332,6 +334,22 @@ fn measure(cordon: &Path, dynamic: &Path, base: &Path, opts: &Options) -> Result
             target: None,
             target_source: None,
         });
+    }
+
+    // Each proxied row against the row before it (deny for `/bin/true`, allow for `curl`).
+    for pair in proxied.chunks(2) {
+        let reference = pair[0].1;
+        for (name, d) in pair {
+            rows.push(Row {
+                section: Section::Proxy,
+                what: (*name).to_owned(),
+                median: *d,
+                samples: opts.runs,
+                ratio: ratio(*d, reference),
+                target: None,
+                target_source: None,
+            });
+        }
     }
 
     Ok(Report {

@@ -26,15 +26,18 @@ pub enum Section {
     ScanCpu,
     /// In-process steps, in microseconds; ratios are shares of one bubblewrap launch.
     Micro,
+    /// The proxy network: each row against the same command in the mode it replaces.
+    Proxy,
 }
 
 impl Section {
-    pub const ALL: [Section; 5] = [
+    pub const ALL: [Section; 6] = [
         Section::Launch,
         Section::RepoSize,
         Section::Scan,
         Section::ScanCpu,
         Section::Micro,
+        Section::Proxy,
     ];
 
     fn title(self) -> &'static str {
@@ -44,6 +47,7 @@ impl Section {
             Section::Scan => "Per-session scan of 100,000 files",
             Section::ScanCpu => "Per-session scan of 100,000 files, CPU time",
             Section::Micro => "In-process steps",
+            Section::Proxy => "Network by destination (`--network proxy`)",
         }
     }
 
@@ -54,6 +58,9 @@ impl Section {
             Section::Scan => "ratio to `find`",
             Section::ScanCpu => "user and system time of every thread; ratio to `find`'s",
             Section::Micro => "ratio: share of one `bwrap (same isolation)` launch",
+            Section::Proxy => {
+                "ratio to the row above it: the same command with the network denied (`/bin/true`) or allowed (`curl`)"
+            }
         }
     }
 }
