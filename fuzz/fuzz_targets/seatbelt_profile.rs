@@ -33,6 +33,7 @@ fn check(case: &Case) {
     let extras = SeatbeltExtras {
         deny_read: rules(&case.deny_read),
         deny_write: rules(&case.deny_write),
+        proxy_port: None,
     };
     let request = Request {
         plan: &case.plan,

@@ -58,6 +58,7 @@
 //! let extras = SeatbeltExtras {
 //!     deny_read: vec![GlobRule::new("/home/u/proj", "**/.env")],
 //!     deny_write: Vec::new(),
+//!     proxy_port: None,
 //! };
 //! let argv = [OsString::from("cargo"), OsString::from("test")];
 //! let exec = build(&Request {
@@ -117,6 +118,9 @@ pub struct SeatbeltExtras {
     pub deny_read: Vec<GlobRule>,
     /// Paths matching these are treated as protected paths: readable, not written.
     pub deny_write: Vec<GlobRule>,
+    /// For a `proxy` network: the port of the proxy on the host's loopback, the only outbound
+    /// TCP the profile allows. `None`: nothing outbound, as when the network is denied.
+    pub proxy_port: Option<u16>,
 }
 
 /// Everything [`build`] needs.

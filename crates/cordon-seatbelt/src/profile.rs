@@ -488,6 +488,23 @@ pub(crate) fn generate(req: &Request<'_>) -> Result<(String, Vec<Param>), Seatbe
         ));
     }
 
+    if let (Network::Proxy, Some(port)) = (plan.network, req.extras.proxy_port) {
+        sections.push(Section::new(
+            &[
+                "Network (proxy mode): TCP out to the proxy on this host's loopback, and nothing else:",
+                "no other address, no listening, no resolver (the proxy resolves names itself).",
+            ],
+            vec![
+                Rule::everything(Action::Allow, &["system-socket"]),
+                Rule::filters(
+                    Action::Allow,
+                    &["network-outbound"],
+                    vec![Filter::Fixed(format!("(remote tcp \"localhost:{port}\")"))],
+                ),
+            ],
+        ));
+    }
+
     let header = vec![
         format!("; cordon Seatbelt profile (generator {GENERATOR_VERSION})"),
         format!(

@@ -136,6 +136,7 @@ fn plan_from(n: &Names, posture: Posture) -> Built {
             root,
             OsString::from_vec([escape_glob(c(15)), b"/*.pem".to_vec()].concat()),
         )],
+        proxy_port: None,
     };
     Built {
         plan,

@@ -36,6 +36,39 @@ fn shell_with_network_allowed() {
 }
 
 #[test]
+fn shell_with_a_proxy_network() {
+    let mut b = PolicyBuilder::new(Profile::Shell);
+    b.set_network(Network::Proxy, Source::Caller);
+    b.allow_host("example.com", Source::Caller).unwrap();
+    let host = mac_host();
+    let plan = plan_at(&b.build(), &host, MAC_WORKSPACE);
+    let extras = SeatbeltExtras {
+        proxy_port: Some(3128),
+        ..SeatbeltExtras::default()
+    };
+    let exec = build_with(&plan, &host, MAC_TMPDIR, &extras, Some(STAGE));
+    let text = exec.render();
+    // Outbound TCP to the proxy's loopback port only: no other address, no resolver, no bind.
+    assert!(text.contains("(remote tcp \"localhost:3128\")"), "{text}");
+    assert!(!text.contains("(remote ip \"*:*\")"), "{text}");
+    assert!(!text.contains("network-bind"), "{text}");
+    insta::assert_snapshot!("shell-host-network-proxy", text);
+    // Without a port there is no proxy to reach: the profile allows no network at all.
+    let closed = build_with(
+        &plan,
+        &host,
+        MAC_TMPDIR,
+        &SeatbeltExtras::default(),
+        Some(STAGE),
+    );
+    assert!(
+        !closed.render().contains("network-outbound"),
+        "{}",
+        closed.render()
+    );
+}
+
+#[test]
 fn shell_with_glob_rules() {
     let extras = SeatbeltExtras {
         deny_read: vec![
@@ -43,6 +76,7 @@ fn shell_with_glob_rules() {
             GlobRule::new(MAC_WORKSPACE, "**/*.pem"),
         ],
         deny_write: vec![GlobRule::new(MAC_WORKSPACE, "deploy/**")],
+        proxy_port: None,
     };
     let exec = mac_exec(Profile::Shell, Posture::Host, &extras);
     insta::assert_snapshot!("shell-host-globs", exec.render());

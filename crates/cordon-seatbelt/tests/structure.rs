@@ -298,6 +298,7 @@ fn globs_mask_and_protect_files_created_later() {
     let extras = SeatbeltExtras {
         deny_read: vec![GlobRule::new(MAC_WORKSPACE, "**/.env")],
         deny_write: vec![GlobRule::new(MAC_WORKSPACE, "secrets/*.pem")],
+        proxy_port: None,
     };
     let j = Judge::new(&mac_exec(Profile::Shell, Posture::Host, &extras));
     for path in [
@@ -341,6 +342,7 @@ fn glob_bases_are_spelled_canonically() {
     let extras = SeatbeltExtras {
         deny_read: vec![GlobRule::new("//Users/u/./proj/", "**/.env")],
         deny_write: vec![GlobRule::new("/Users/u/proj//secrets/.", "*.pem")],
+        proxy_port: None,
     };
     let j = Judge::new(&mac_exec(Profile::Shell, Posture::Host, &extras));
     for path in ["/Users/u/proj/.env", "/Users/u/proj/a/.env"] {
@@ -470,6 +472,7 @@ fn refusals_name_the_value() {
     let bad = SeatbeltExtras {
         deny_read: vec![GlobRule::new(MAC_WORKSPACE, "{a,b}")],
         deny_write: Vec::new(),
+        proxy_port: None,
     };
     let plan = plan_at(&policy(Profile::Shell, Posture::Host), &host, MAC_WORKSPACE);
     let err = build(&Request {

@@ -266,6 +266,7 @@ pub fn run(inputs: &Inputs<'_>, runs: usize) -> Result<Vec<Timed>, Error> {
     let extras = cordon_seatbelt::SeatbeltExtras {
         deny_read: seatbelt_globs(Path::new("/home/u/proj")),
         deny_write: Vec::new(),
+        proxy_port: None,
     };
     let tmpdir = PathBuf::from("/tmp/cordon-bench");
     let sb_request = cordon_seatbelt::Request {

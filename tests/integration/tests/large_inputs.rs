@@ -301,6 +301,7 @@ fn a_4000_byte_path_as_mask_and_in_configuration() {
     let extras = SeatbeltExtras {
         deny_read: vec![GlobRule::new(deep.clone(), "**/.env")],
         deny_write: Vec::new(),
+        proxy_port: None,
     };
     let plan = home.plan("").unwrap();
     let err = seatbelt(&plan, &home.host(), &extras).unwrap_err();
