@@ -50,6 +50,10 @@ pub const TARGETS: &[Target] = &[
         name: "floor_check",
         dict: "floor_check.dict",
     },
+    Target {
+        name: "proxy_request",
+        dict: "proxy_request.dict",
+    },
 ];
 
 /// Seconds per target in `cargo xtask ci fuzz-smoke`.
