@@ -71,6 +71,13 @@ pub fn cases() -> Vec<Case> {
             Users::Both,
             "without a jail there is no jail's proxy to borrow: the proxy's listener exists only inside a jail's own network namespace",
         ),
+        Case::attack(
+            "dest/killed-launcher",
+            c,
+            "in proxy mode, leave a listener behind (the proxy's, and one of the payload's own) when the launcher is SIGKILLed",
+            killed_launcher,
+        )
+        .exclusive(),
         control(
             "use/proxy-curl",
             "in proxy mode, curl fetches from local servers over HTTP, HTTPS (self-signed, trusted explicitly; by name and by address) and SOCKS5, and the result counts the destinations",
@@ -531,6 +538,191 @@ fn other_jail_proxy(ctx: &Ctx<'_>) -> Outcome {
             "jail B's requests met only its own proxy, which refused them".to_owned()
         },
     )
+}
+
+/// Every process on the host: pid → parent pid.
+fn parents() -> std::collections::BTreeMap<u32, u32> {
+    let mut out = std::collections::BTreeMap::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return out;
+    };
+    for e in entries.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        let ppid = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+            .and_then(|p| p.parse::<u32>().ok());
+        if let Some(ppid) = ppid {
+            out.insert(pid, ppid);
+        }
+    }
+    out
+}
+
+/// `root` and every process below it.
+fn tree(root: u32) -> Vec<u32> {
+    let parents = parents();
+    let mut out = vec![root];
+    let mut i = 0;
+    while i < out.len() {
+        let p = out[i];
+        out.extend(parents.iter().filter(|(_, pp)| **pp == p).map(|(c, _)| *c));
+        i += 1;
+    }
+    out
+}
+
+/// The socket inodes `pid` holds open.
+fn socket_inodes(pid: u32) -> Vec<u64> {
+    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return Vec::new();
+    };
+    fds.flatten()
+        .filter_map(|f| std::fs::read_link(f.path()).ok())
+        .filter_map(|l| {
+            l.to_str()?
+                .strip_prefix("socket:[")?
+                .strip_suffix(']')?
+                .parse()
+                .ok()
+        })
+        .collect()
+}
+
+/// The listening TCP sockets of `pid`'s network namespace: (inode, local port).
+fn listening(pid: u32) -> Vec<(u64, u16)> {
+    let mut out = Vec::new();
+    for table in ["tcp", "tcp6"] {
+        let Ok(text) = std::fs::read_to_string(format!("/proc/{pid}/net/{table}")) else {
+            continue;
+        };
+        for line in text.lines().skip(1) {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            let (Some(local), Some(state), Some(inode)) = (f.get(1), f.get(3), f.get(9)) else {
+                continue;
+            };
+            let port = local
+                .rsplit_once(':')
+                .and_then(|(_, p)| u16::from_str_radix(p, 16).ok());
+            if let (true, Some(port), Ok(inode)) = (*state == "0A", port, inode.parse()) {
+                out.push((inode, port));
+            }
+        }
+    }
+    out
+}
+
+/// Which processes of the host hold one of `inodes`: (pid, inode).
+fn holders(inodes: &[u64]) -> Vec<(u32, u64)> {
+    parents()
+        .keys()
+        .flat_map(|pid| {
+            socket_inodes(*pid)
+                .into_iter()
+                .filter(|i| inodes.contains(i))
+                .map(move |i| (*pid, i))
+        })
+        .collect()
+}
+
+fn killed_launcher(ctx: &Ctx<'_>) -> Outcome {
+    let ready = ctx.work.join("listening");
+    let python = ctx.python();
+    // The payload's own listener, in the background, beside the proxy's.
+    let script = format!(
+        "{python} -c 'import socket, time\ns = socket.socket(); s.bind((\"127.0.0.1\", 0)); s.listen()\nopen(\"listening\", \"w\").write(str(s.getsockname()[1]))\ntime.sleep(60)' & sleep 60"
+    );
+    let spawned = ctx
+        .cordon()
+        .args(proxy_args(&["unrelated.test".into()]))
+        .sh(&script)
+        .spawn();
+    let Ok(mut child) = spawned else {
+        return Outcome::new(Verdict::Inconclusive, "harness: cannot start the run");
+    };
+    let pid = child.id();
+    let started = super::harness::wait_for(Duration::from_secs(20), || {
+        ready.exists() || matches!(child.try_wait(), Ok(Some(_)))
+    });
+    if !ready.exists() {
+        let _ = child.kill();
+        let _ = child.wait();
+        let printed = std::fs::read_to_string(ctx.dir.join("spawned.out")).unwrap_or_default();
+        let refusal = serde_json::from_str::<serde_json::Value>(&printed)
+            .ok()
+            .and_then(|j| j["refusal"].as_str().map(str::to_owned))
+            .unwrap_or_default();
+        if ctx.column.jail == Jail::Landlock && refusal.contains("network mode \"proxy\" needs") {
+            return Outcome::new(Verdict::Blocked, "proxy mode refused on this backend");
+        }
+        return Outcome::new(
+            Verdict::Inconclusive,
+            format!(
+                "the payload's listener never came up (started: {started}): {}",
+                cut(&printed, 300)
+            ),
+        );
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    // Every listener of the run: in the namespaces of its processes, held by one of them.
+    let procs = tree(pid);
+    let held: Vec<u64> = procs.iter().flat_map(|p| socket_inodes(*p)).collect();
+    let mut ours: Vec<(u64, u16)> = procs
+        .iter()
+        .flat_map(|p| listening(*p))
+        .filter(|(i, _)| held.contains(i))
+        .collect();
+    ours.sort_unstable();
+    ours.dedup();
+    let proxy_seen = ours.iter().any(|(_, port)| *port == 3128);
+    if !ctx.column.unjailed() && (!proxy_seen || ours.len() < 2) {
+        let _ = child.kill();
+        let _ = child.wait();
+        return Outcome::new(
+            Verdict::Inconclusive,
+            format!(
+                "harness: the run's listeners were not found (proxy's and the payload's): {ours:?}"
+            ),
+        );
+    }
+    if ours.is_empty() {
+        let _ = child.kill();
+        let _ = child.wait();
+        return Outcome::new(
+            Verdict::Inconclusive,
+            "harness: the payload's listener was not found",
+        );
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let inodes: Vec<u64> = ours.iter().map(|(i, _)| *i).collect();
+    let gone = super::harness::wait_for(Duration::from_secs(10), || holders(&inodes).is_empty());
+    let left = holders(&inodes);
+    // Without a jail nothing reaps the background listener: end it here.
+    for (p, _) in &left {
+        let _ = Command::new("kill")
+            .args(["-KILL", &p.to_string()])
+            .status();
+    }
+    let out = RunOut {
+        code: None,
+        out: String::new(),
+        ..RunOut::default()
+    };
+    let escaped = !gone && !left.is_empty();
+    let detail = if escaped {
+        format!("still listening after the launcher was killed: {left:?} of {ours:?}")
+    } else {
+        format!(
+            "every listener of the run ({ours:?}, 3128 the proxy's) was gone once the launcher was killed"
+        )
+    };
+    ctx.judge(&out, escaped, detail)
 }
 
 /// A host-side server of the harness (python3 on the host), ended when dropped.
