@@ -23,6 +23,9 @@ struct Report<'a> {
     profile: Sourced,
     posture: Sourced,
     network: Sourced,
+    /// `network.allow` (proxy mode), absent when empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    network_allow: Vec<Sourced>,
     unavailable: Sourced,
     limits: BTreeMap<&'static str, Sourced>,
     writable: Vec<Sourced>,
@@ -93,6 +96,11 @@ fn report<'a>(
         profile: sourced(policy.profile().to_string(), "profile"),
         posture: sourced(policy.posture().to_string(), "posture"),
         network: sourced(policy.network().to_string(), "network.mode"),
+        network_allow: policy
+            .network_allow()
+            .iter()
+            .map(|e| sourced(e.clone(), &format!("network.allow:{e}")))
+            .collect(),
         unavailable: sourced(policy.unavailable().to_string(), "backend.unavailable"),
         limits,
         writable,
@@ -146,6 +154,9 @@ fn print_text(r: &Report<'_>, out: &mut dyn Write) -> Result<(), CliError> {
     row(out, "", "profile", &r.profile)?;
     row(out, "", "posture", &r.posture)?;
     row(out, "", "network", &r.network)?;
+    for s in &r.network_allow {
+        row(out, "  ", "allow", s)?;
+    }
     row(out, "", "backend.unavailable", &r.unavailable)?;
     writeln!(out, "limits")?;
     for (name, s) in &r.limits {

@@ -475,6 +475,15 @@ impl Launcher {
         // Known to the session reaper before it exists (leftovers.rs): the self-check's path is
         // in the jail's command line until the payload runs.
         cleanup.mark_jail(check.outside.as_os_str().as_bytes());
+        // The proxy waits for the stage's listener from before the spawn: a spawn that fails
+        // drops it, which ends its thread.
+        let proxy = match (proxy_rules, proxy_channel) {
+            (Some(rules), Some(channel)) => Some(
+                crate::proxy::start(rules, channel)
+                    .map_err(LaunchError::io("starting the jail's proxy"))?,
+            ),
+            _ => None,
+        };
         let running = supervise::spawn(
             prepared.command,
             Supervision {
@@ -489,13 +498,6 @@ impl Launcher {
             },
         )
         .map_err(LaunchError::io("starting the jail"))?;
-        let proxy = match (proxy_rules, proxy_channel) {
-            (Some(rules), Some(channel)) => Some(
-                crate::proxy::start(rules, channel)
-                    .map_err(LaunchError::io("starting the jail's proxy"))?,
-            ),
-            _ => None,
-        };
         let warnings = requested_but_dropped(&env)
             .into_iter()
             .chain(pids_warning)
