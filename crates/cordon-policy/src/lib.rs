@@ -43,6 +43,7 @@ pub mod config;
 pub mod defaults;
 mod error;
 pub mod guard;
+pub mod home;
 mod host;
 mod model;
 pub mod paths;
@@ -53,11 +54,13 @@ mod profile;
 pub use cordon_env::EnvPolicy;
 pub use error::PolicyError;
 pub use guard::{GuardedPlan, Placeholder, PlaceholderKind};
+pub use home::HomeMode;
 pub use host::{EntryKind, FakeHost, HostFacts, RealHost};
 pub use model::{Limits, Network, Posture, Unavailable};
 pub use paths::PathSpec;
 pub use plan::{
-    Bind, CredentialMask, Invocation, Plan, ProtectedPath, SkipReason, Skipped, Symlink,
+    Bind, CredentialMask, HomeTree, Invocation, Plan, ProtectedPath, RelocatedStore, SkipReason,
+    Skipped, Symlink,
 };
 pub use policy::{POLICY_FORMAT_EPOCH, Policy, PolicyBuilder, PolicyHash, Source, WritableSpec};
 pub use profile::{Profile, ProfileDefaults};
