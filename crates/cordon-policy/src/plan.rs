@@ -382,6 +382,26 @@ impl Plan {
                 path: spec.to_string(),
                 why,
             };
+            // Lexically first, so a grant of a mask that does not exist here is refused too.
+            let named_masks = policy
+                .masks()
+                .iter()
+                .map(|m| m.under(&self.home, &self.workspace))
+                .chain(self.masks.iter().map(|m| m.requested.clone()))
+                .chain(
+                    self.skipped
+                        .iter()
+                        .filter(|s| s.reason == SkipReason::MaskMissing)
+                        .map(|s| s.path.clone()),
+                );
+            for m in named_masks {
+                if is_within(&requested, &m) {
+                    return Err(refuse(format!(
+                        "it lies in the credential mask {}",
+                        crate::paths::DisplayPath(m)
+                    )));
+                }
+            }
             let Some(target) = host.canonicalize(&requested) else {
                 continue;
             };
