@@ -247,3 +247,54 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn home_and_read_keys_layer_as_documented() {
+    let g = cordon_policy::config::parse_str(
+        "[filesystem]\nhome = \"visible\"\nread = [\"~/.config/rclone\", \"~/.local/share/x\"]\n",
+        std::path::Path::new("g.toml"),
+        cordon_policy::config::LayerKind::Global,
+    )
+    .unwrap();
+    let eff = cordon_policy::config::effective_policy(Some(&g), None, &Default::default()).unwrap();
+    assert_eq!(eff.policy.home(), cordon_policy::HomeMode::Visible);
+    assert_eq!(eff.policy.read().len(), 2);
+    // A project file may only remove grants, and may never show the home.
+    let p = |text: &str| {
+        cordon_policy::config::parse_str(
+            text,
+            std::path::Path::new(".cordon.toml"),
+            cordon_policy::config::LayerKind::Project,
+        )
+        .unwrap()
+    };
+    let narrowed = cordon_policy::config::effective_policy(
+        Some(&g),
+        Some(&p("[filesystem]\nread = [\"~/.config/rclone\"]\n")),
+        &Default::default(),
+    )
+    .unwrap();
+    assert_eq!(narrowed.policy.read().len(), 1);
+    let err = cordon_policy::config::effective_policy(
+        Some(&g),
+        Some(&p("[filesystem]\nread = [\"~/.gnupg-like\"]\n")),
+        &Default::default(),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("filesystem.read"), "{err}");
+    let err = cordon_policy::config::effective_policy(
+        None,
+        Some(&p("[filesystem]\nhome = \"visible\"\n")),
+        &Default::default(),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("filesystem.home"), "{err}");
+    let err = cordon_policy::config::parse_str(
+        "[filesystem]\nread = [\"~\"]\n",
+        std::path::Path::new("g.toml"),
+        cordon_policy::config::LayerKind::Global,
+    )
+    .and_then(|g| cordon_policy::config::effective_policy(Some(&g), None, &Default::default()))
+    .unwrap_err();
+    assert!(err.to_string().contains("filesystem.read") && err.to_string().contains("whole home"), "{err}");
+}
