@@ -61,6 +61,7 @@ mod processes;
 mod protected;
 mod resources;
 mod stage;
+mod survey;
 mod usability;
 mod writes;
 
@@ -282,6 +283,7 @@ pub fn all_cases() -> Vec<Case> {
     cases.extend(writes::cases());
     cases.extend(protected::cases());
     cases.extend(creds::cases());
+    cases.extend(survey::cases());
     cases.extend(env::cases());
     cases.extend(processes::cases());
     cases.extend(neighbours::cases());
