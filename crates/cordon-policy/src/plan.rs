@@ -480,20 +480,20 @@ impl Plan {
             .collect();
         let mut trees: Vec<HomeTree> = Vec::new();
         for (path, why) in wanted {
-            let target = match host.kind(&path) {
-                Some(EntryKind::Symlink) => {
-                    let (Some(target), Some(stored)) = (host.canonicalize(&path), host.read_link(&path)) else {
-                        continue;
-                    };
-                    self.symlinks.push(Symlink {
-                        link: path.clone(),
-                        target: stored,
-                    });
-                    target
-                }
-                Some(_) => path.clone(),
-                None => continue,
+            let Some(target) = host.canonicalize(&path) else {
+                continue;
             };
+            // The first symlink on the way from the home directory (the tree itself, or a
+            // directory above it: `~/.cargo -> /data/cargo` for `~/.cargo/bin`) is recreated in
+            // the private home, so the tree's usual path still leads to it.
+            if let Some(link) = first_symlink_below(host, &home, &path)
+                && let Some(stored) = host.read_link(&link)
+            {
+                self.symlinks.push(Symlink {
+                    link,
+                    target: stored,
+                });
+            }
             if target == home || home.starts_with(&target) || target == Path::new("/") {
                 continue;
             }
@@ -818,6 +818,21 @@ fn resolve_masks(
     masks.sort();
     masks.dedup_by(|a, b| a.target == b.target);
     Ok((masks, skipped))
+}
+
+/// The first component of `path` below `home` that is a symlink, if any.
+fn first_symlink_below(host: &dyn HostFacts, home: &Path, path: &Path) -> Option<PathBuf> {
+    let rest = path.strip_prefix(home).ok()?;
+    let mut at = home.to_path_buf();
+    for c in rest.components() {
+        at.push(c);
+        match host.kind(&at) {
+            Some(EntryKind::Symlink) => return Some(at),
+            Some(_) => {}
+            None => return None,
+        }
+    }
+    None
 }
 
 type Moved = Vec<(&'static str, CredentialMask)>;
