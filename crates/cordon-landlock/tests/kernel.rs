@@ -690,7 +690,6 @@ fn parent() -> ExitCode {
             ("read neighbour dir file", Expect::Errno(libc::EACCES)),
             ("read masked file", Expect::Errno(libc::EACCES)),
             ("read in masked dir", Expect::Errno(libc::EACCES)),
-            ("list masked dir", Expect::Errno(libc::EACCES)),
             ("read via symlink in workspace", Expect::Errno(libc::EACCES)),
             // Documented limit: the listing right of `/`'s piecewise grant reaches every
             // directory below it, so names in the home can be listed (never read).
