@@ -459,8 +459,17 @@ impl Plan {
             .iter()
             .map(|t| (home.join(t.path), format!("{}: {}", t.tool, t.reason)))
             .collect();
+        let vetted: Vec<PathBuf> = home::VETTED_HOME_TREES
+            .iter()
+            .map(|t| home.join(t.path))
+            .collect();
         if let Some(path) = invocation.env.get("PATH") {
             for entry in std::env::split_paths(path) {
+                // An entry inside a vetted tree (`~/.cargo/bin`) is served by that tree: its
+                // top-level tree (`~/.cargo`, with its configuration) is not shown for it.
+                if vetted.iter().any(|v| is_within(&entry, v)) {
+                    continue;
+                }
                 for spelling in [Some(entry.clone()), host.canonicalize(&entry)].into_iter().flatten() {
                     if let Some(tree) = home::path_tree(&home, &spelling) {
                         wanted.push((tree, format!("the tree of PATH entry {}", crate::paths::DisplayPath(entry.clone()))));

@@ -577,11 +577,18 @@ fn the_host_posture_hides_the_home_but_for_vetted_and_path_trees() {
 
 #[test]
 fn a_mask_inside_a_visible_tree_stays() {
-    let host = home_host().file("/home/u/.cargo/bin/x", "");
-    // ~/.cargo/bin on PATH makes ~/.cargo visible, and its credentials mask with it.
+    let host = home_host().file("/home/u/.cargo/bin/x", "").file("/home/u/.cargo/config.toml", "");
+    // A PATH entry inside a vetted tree is served by it: ~/.cargo (with its configuration) stays
+    // hidden.
     let plan = hidden_plan(&[("PATH", "/home/u/.cargo/bin")], &host).unwrap();
-    assert!(plan.home_trees.iter().any(|t| t.path == Path::new("/home/u/.cargo")));
-    assert!(plan.masks.iter().any(|m| m.target == Path::new("/home/u/.cargo/credentials.toml")));
+    assert!(!plan.home_trees.iter().any(|t| t.path == Path::new("/home/u/.cargo")));
+    // A granted tree that holds a mask keeps the mask.
+    let mut b = PolicyBuilder::new(Profile::Shell);
+    b.add_read(cordon_policy::PathSpec::parse("~/.config").unwrap(), Source::Caller)
+        .unwrap();
+    let plan = Plan::resolve(&b.build(), &Invocation::at("/home/u/proj"), &host).unwrap();
+    assert!(plan.home_trees.iter().any(|t| t.path == Path::new("/home/u/.config")));
+    assert!(plan.masks.iter().any(|m| m.target == Path::new("/home/u/.config/gh")));
 }
 
 #[test]

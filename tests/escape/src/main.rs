@@ -311,6 +311,7 @@ pub const MUTANTS: &[&str] = &[
     "env-whole",
     "no-private-tmp",
     "protected-writable",
+    "home-visible",
     "no-timeout",
     "no-kill-after-launcher-death",
 ];
