@@ -103,7 +103,10 @@
 //!     position("--bind /home/u/proj /home/u/proj")
 //!         < position("--ro-bind /home/u/proj/.git/hooks /home/u/proj/.git/hooks")
 //! );
-//! assert!(rules.contains("--perms 0000 --tmpfs /home/u/.ssh --remount-ro /home/u/.ssh"));
+//! // The home is private and read-only but for its vetted trees; the masks outside it stay.
+//! assert!(position("--tmpfs /home/u") < position("--ro-bind /home/u/.rustup /home/u/.rustup"));
+//! assert!(rules.contains("--ro-bind /dev/null /etc/shadow"));
+//! assert!(rules.contains("--remount-ro /home/u\n--"));
 //! assert!(rules.contains("--bind /home/u/proj/.git /home/u/proj/.git")); // a pin
 //! assert!(rules.contains("--ro-bind /proc/sys /proc/sys"));
 //! args.startable()?;

@@ -134,17 +134,6 @@ pub enum PolicyError {
         /// The rule it breaks.
         why: String,
     },
-    /// A store that the launcher's environment relocated holds a writable root: masking it
-    /// would hide the root, not masking it would expose the store.
-    #[error("writable root {} lies inside {}, which {variable} names as a credential store (rule: a root may not reopen a masked path; unset {variable} or move the root)", show(.root), show(.store))]
-    RootInsideRelocatedStore {
-        /// The canonical root.
-        root: PathBuf,
-        /// The store.
-        store: PathBuf,
-        /// The variable that named it.
-        variable: String,
-    },
     /// An unknown profile name.
     #[error("unknown profile {name:?}; known profiles: {known}")]
     UnknownProfile {

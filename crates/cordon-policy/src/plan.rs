@@ -289,15 +289,24 @@ impl Plan {
                 }
             }
         }
-        for root in &roots {
-            if let Some((variable, store)) = moved.iter().find(|(_, m)| is_within(root, &m.target)) {
-                return Err(PolicyError::RootInsideRelocatedStore {
-                    root: root.clone(),
-                    store: store.target.clone(),
-                    variable: (*variable).to_owned(),
-                });
+        // A moved store that holds a writable root the caller granted is left alone, reported:
+        // masking it would hide the root. The default masks inside it still apply.
+        let mut moved = moved;
+        moved.retain(|(variable, m)| {
+            let Some(root) = roots.iter().find(|r| is_within(r, &m.target)) else {
+                return true;
+            };
+            if let Some(r) = relocated
+                .iter_mut()
+                .find(|r| r.variable == *variable && r.path == m.requested)
+            {
+                r.outcome = format!(
+                    "left alone: it holds the writable root {}",
+                    crate::paths::DisplayPath(root.clone())
+                );
             }
-        }
+            false
+        });
         let mut granted = roots;
         granted.sort();
         granted.dedup();
@@ -326,14 +335,6 @@ impl Plan {
         skipped.sort();
         skipped.dedup();
 
-        for (variable, mask) in &moved {
-            if let Some(r) = relocated
-                .iter_mut()
-                .find(|r| r.variable == *variable && r.path == mask.requested)
-            {
-                r.outcome = "masked".into();
-            }
-        }
         masks.extend(moved.into_iter().map(|(_, m)| m));
         masks.sort();
         masks.dedup_by(|a, b| a.target == b.target);

@@ -658,16 +658,16 @@ fn stores_moved_by_the_environment_are_masked_wherever_they_are() {
 }
 
 #[test]
-fn a_root_inside_a_moved_store_is_refused_naming_the_variable() {
+fn a_moved_store_that_holds_a_writable_root_is_left_alone_and_reported() {
     let host = home_host();
-    let err = Plan::resolve(
+    let plan = Plan::resolve(
         &shell(),
         &Invocation::at("/data/proj-parent/proj").with_host_env([("XDG_DATA_HOME", "/data/proj-parent")]),
         &host,
     )
-    .unwrap_err();
-    assert!(matches!(err, PolicyError::RootInsideRelocatedStore { .. }), "{err}");
-    assert!(err.to_string().contains("XDG_DATA_HOME"), "{err}");
+    .unwrap();
+    assert!(!plan.masks.iter().any(|m| m.target == Path::new("/data/proj-parent")));
+    assert!(plan.relocated[0].outcome.contains("holds the writable root /data/proj-parent/proj"), "{:?}", plan.relocated);
 }
 
 #[test]
