@@ -74,6 +74,12 @@ pub fn cases() -> Vec<Case> {
         ),
         control("use/node", c, "node -e", node),
         control(
+            "use/home-toolchains",
+            c,
+            "with the home hidden: vetted toolchain trees (cargo's registry cache, rustup, pyenv, ~/.local/bin) and a PATH entry's tree are readable and run",
+            home_toolchains,
+        ),
+        control(
             "use/pipes-socketpair",
             c,
             "os.pipe and socket.socketpair carry data",
@@ -300,6 +306,55 @@ fn node(ctx: &Ctx<'_>) -> Outcome {
     }
     let out = ctx.sh("node -e 'console.log(\"node says\", 6 * 7)'");
     expect(ctx, &out, "node says 42")
+}
+
+/// The allowlist is not too strict: what a toolchain needs from the home is there, read-only.
+fn home_toolchains(ctx: &Ctx<'_>) -> Outcome {
+    // The minimal posture binds only its own list (~/.rustup, ~/.cargo, ~/.pyenv, ~/.nvm).
+    let mut trees = vec![
+        ".cargo/registry/cache/index.crates.io/tiny-0.1.0.crate",
+        ".cargo/bin/cargo-tiny",
+        ".rustup/toolchains/stable/lib/rustlib/manifest",
+        ".pyenv/versions/3.0/bin/python-tiny",
+    ];
+    if !ctx.column.minimal() {
+        trees.extend([".local/bin/pipx-tiny", "go/pkg/mod/cache/download/tiny.info", ".tools/bin/tiny-tool"]);
+    }
+    for t in &trees {
+        let script = format!("#!/bin/sh\necho ran-{}\n", t.replace('/', "_"));
+        if let Err(e) = ctx.plant(&ctx.home.join(t), &script) {
+            return Outcome::new(Verdict::Inconclusive, e);
+        }
+        let _ = std::fs::set_permissions(
+            ctx.home.join(t),
+            std::os::unix::fs::PermissionsExt::from_mode(0o755),
+        );
+    }
+    let path = format!(
+        "{}:{}",
+        ctx.home.join(".tools/bin").display(),
+        super::harness::STD_PATH
+    );
+    let list = trees
+        .iter()
+        .map(|t| format!("\"$HOME/{t}\""))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let out = ctx
+        .cordon()
+        .path(&path)
+        .sh(&format!("for f in {list}; do \"$f\"; done; echo done"))
+        .run();
+    let missing: Vec<String> = trees
+        .iter()
+        .map(|t| format!("ran-{}", t.replace('/', "_")))
+        .filter(|m| !out.out.contains(m.as_str()))
+        .collect();
+    ctx.control(
+        &out,
+        out.code == Some(0) && missing.is_empty(),
+        format!("{} tree(s) planted; not run: {missing:?}", trees.len()),
+    )
 }
 
 fn socketpair(ctx: &Ctx<'_>) -> Outcome {
