@@ -127,7 +127,9 @@ pub enum PolicyError {
         path: String,
     },
     /// A `[filesystem] read` grant that would reopen what the home allowlist or a mask hides.
-    #[error("filesystem.read: {path} is refused: {why} (rule: a read grant names a tree of the home directory or elsewhere, never the whole home, `/`, or a masked path)")]
+    #[error(
+        "filesystem.read: {path} is refused: {why} (rule: a read grant names a tree of the home directory or elsewhere, never the whole home, `/`, or a masked path)"
+    )]
     ReadGrantRefused {
         /// The grant as written (or resolved).
         path: String,

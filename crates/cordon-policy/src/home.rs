@@ -61,44 +61,124 @@ const fn tree(path: &'static str, tool: &'static str, reason: &'static str) -> V
 /// reads with the network denied. None is a configuration directory (those hold tokens); a tool
 /// whose tree mixes both is listed by its parts. Only the ones that exist are bound.
 pub const VETTED_HOME_TREES: &[VettedTree] = &[
-    tree(".rustup", "rustup", "Rust toolchains that the rustc and cargo proxies run"),
-    tree(".cargo/bin", "cargo", "cargo-installed programs and rustup's proxies (on PATH)"),
-    tree(".cargo/registry", "cargo", "the crates.io index and crate sources: builds work offline"),
-    tree(".cargo/git", "cargo", "git dependencies' checkouts: builds work offline"),
-    tree(".cargo/env", "rustup", "the PATH snippet rustup's installer sources from shell profiles"),
+    tree(
+        ".rustup",
+        "rustup",
+        "Rust toolchains that the rustc and cargo proxies run",
+    ),
+    tree(
+        ".cargo/bin",
+        "cargo",
+        "cargo-installed programs and rustup's proxies (on PATH)",
+    ),
+    tree(
+        ".cargo/registry",
+        "cargo",
+        "the crates.io index and crate sources: builds work offline",
+    ),
+    tree(
+        ".cargo/git",
+        "cargo",
+        "git dependencies' checkouts: builds work offline",
+    ),
+    tree(
+        ".cargo/env",
+        "rustup",
+        "the PATH snippet rustup's installer sources from shell profiles",
+    ),
     tree(".pyenv", "pyenv", "Python versions and pyenv's shims"),
     tree(".nvm", "nvm", "Node versions installed by nvm"),
     tree(".nodenv", "nodenv", "Node versions and shims"),
     tree(".volta", "volta", "volta's tool images and shims"),
     tree(".asdf", "asdf", "asdf's installs and shims"),
     tree(".local/share/mise", "mise", "mise's installs and shims"),
-    tree(".sdkman", "SDKMAN!", "JDKs, Gradle, Maven and Kotlin installed by SDKMAN!"),
+    tree(
+        ".sdkman",
+        "SDKMAN!",
+        "JDKs, Gradle, Maven and Kotlin installed by SDKMAN!",
+    ),
     tree(".ghcup", "ghcup", "GHC, cabal and stack binaries"),
     tree(".cabal/bin", "cabal", "cabal-installed programs"),
-    tree(".cabal/packages", "cabal", "downloaded Hackage packages (the config beside it may hold a password)"),
+    tree(
+        ".cabal/packages",
+        "cabal",
+        "downloaded Hackage packages (the config beside it may hold a password)",
+    ),
     tree(".opam", "opam", "OCaml switches"),
     tree(".rbenv", "rbenv", "Ruby versions and shims"),
-    tree(".gem/ruby", "RubyGems", "gems installed with --user-install (the credentials file beside it is not)"),
+    tree(
+        ".gem/ruby",
+        "RubyGems",
+        "gems installed with --user-install (the credentials file beside it is not)",
+    ),
     tree(".goenv", "goenv", "Go versions and shims"),
-    tree("go/bin", "go", "programs from `go install` (GOPATH's default)"),
+    tree(
+        "go/bin",
+        "go",
+        "programs from `go install` (GOPATH's default)",
+    ),
     tree("go/pkg/mod", "go", "Go's module cache: builds work offline"),
     tree(".bun/bin", "bun", "bun and its global binaries"),
     tree(".bun/install/global", "bun", "globally installed packages"),
     tree(".deno/bin", "deno", "deno and installed scripts"),
-    tree(".local/share/pnpm", "pnpm", "pnpm's home: global binaries and its store"),
-    tree(".local/share/uv/python", "uv", "Python versions uv installed"),
-    tree(".local/share/uv/tools", "uv", "tools `uv tool install` made"),
-    tree(".local/bin", "pip, pipx, uv", "user-local programs (pip --user, pipx, uv tool)"),
-    tree(".local/lib", "pip", "Python's user site-packages (pip install --user)"),
-    tree("bin", "the user", "the user's own programs (on PATH by Debian's default profile)"),
-    tree(".m2/repository", "Maven", "Maven's local repository of dependencies (settings.xml beside it is not)"),
-    tree(".gradle/caches", "Gradle", "Gradle's dependency cache (gradle.properties beside it is not)"),
-    tree(".gradle/wrapper", "Gradle", "distributions the Gradle wrapper downloaded"),
+    tree(
+        ".local/share/pnpm",
+        "pnpm",
+        "pnpm's home: global binaries and its store",
+    ),
+    tree(
+        ".local/share/uv/python",
+        "uv",
+        "Python versions uv installed",
+    ),
+    tree(
+        ".local/share/uv/tools",
+        "uv",
+        "tools `uv tool install` made",
+    ),
+    tree(
+        ".local/bin",
+        "pip, pipx, uv",
+        "user-local programs (pip --user, pipx, uv tool)",
+    ),
+    tree(
+        ".local/lib",
+        "pip",
+        "Python's user site-packages (pip install --user)",
+    ),
+    tree(
+        "bin",
+        "the user",
+        "the user's own programs (on PATH by Debian's default profile)",
+    ),
+    tree(
+        ".m2/repository",
+        "Maven",
+        "Maven's local repository of dependencies (settings.xml beside it is not)",
+    ),
+    tree(
+        ".gradle/caches",
+        "Gradle",
+        "Gradle's dependency cache (gradle.properties beside it is not)",
+    ),
+    tree(
+        ".gradle/wrapper",
+        "Gradle",
+        "distributions the Gradle wrapper downloaded",
+    ),
     tree(".elan", "elan", "Lean toolchains"),
     tree(".juliaup", "juliaup", "Julia versions"),
     tree(".dotnet/tools", "dotnet", ".NET global tools"),
-    tree(".nix-profile", "Nix", "the user's Nix profile (links into /nix/store)"),
-    tree("miniconda3", "conda", "a Miniconda installation (its envs and packages)"),
+    tree(
+        ".nix-profile",
+        "Nix",
+        "the user's Nix profile (links into /nix/store)",
+    ),
+    tree(
+        "miniconda3",
+        "conda",
+        "a Miniconda installation (its envs and packages)",
+    ),
     tree("miniforge3", "conda", "a Miniforge installation"),
     tree("anaconda3", "conda", "an Anaconda installation"),
 ];
@@ -177,22 +257,43 @@ const fn inside(
 /// there. Relative values are ignored (the XDG specification says so for its variables; a
 /// relative store path means nothing to a jail whose cwd differs).
 pub const RELOCATING_VARIABLES: &[Relocation] = &[
-    whole("XDG_CONFIG_HOME", "every XDG tool's configuration (gh, glab, gcloud, git's credential store, rclone, …)"),
-    whole("XDG_DATA_HOME", "XDG data: keyrings, browsers' and agents' state, password stores"),
+    whole(
+        "XDG_CONFIG_HOME",
+        "every XDG tool's configuration (gh, glab, gcloud, git's credential store, rclone, …)",
+    ),
+    whole(
+        "XDG_DATA_HOME",
+        "XDG data: keyrings, browsers' and agents' state, password stores",
+    ),
     whole("XDG_STATE_HOME", "XDG state: shells' and REPLs' histories"),
-    whole("XDG_RUNTIME_DIR", "agent sockets (ssh-agent, gpg-agent, keyrings) and session buses"),
+    whole(
+        "XDG_RUNTIME_DIR",
+        "agent sockets (ssh-agent, gpg-agent, keyrings) and session buses",
+    ),
     whole("GNUPGHOME", "GnuPG's keyrings and private keys"),
     whole("SSH_AUTH_SOCK", "the ssh agent's socket"),
     whole("DOCKER_CONFIG", "Docker's registry auths and contexts"),
-    whole("DOCKER_CERT_PATH", "the TLS client key of a remote Docker engine"),
-    whole("REGISTRY_AUTH_FILE", "Podman, Buildah and Skopeo registry auths"),
+    whole(
+        "DOCKER_CERT_PATH",
+        "the TLS client key of a remote Docker engine",
+    ),
+    whole(
+        "REGISTRY_AUTH_FILE",
+        "Podman, Buildah and Skopeo registry auths",
+    ),
     whole("HELM_REGISTRY_CONFIG", "Helm's OCI registry auths"),
     whole("AWS_SHARED_CREDENTIALS_FILE", "AWS access keys"),
-    whole("AWS_CONFIG_FILE", "AWS profiles, SSO sessions, credential_process"),
+    whole(
+        "AWS_CONFIG_FILE",
+        "AWS profiles, SSO sessions, credential_process",
+    ),
     whole("AWS_WEB_IDENTITY_TOKEN_FILE", "an AWS web-identity token"),
     whole("AZURE_CONFIG_DIR", "Azure CLI tokens"),
     whole("CLOUDSDK_CONFIG", "gcloud's credentials database"),
-    whole("GOOGLE_APPLICATION_CREDENTIALS", "a Google service-account key"),
+    whole(
+        "GOOGLE_APPLICATION_CREDENTIALS",
+        "a Google service-account key",
+    ),
     whole("BOTO_CONFIG", "gsutil's and boto's credentials"),
     whole("OCI_CLI_CONFIG_FILE", "Oracle Cloud CLI keys"),
     Relocation {
@@ -204,17 +305,45 @@ pub const RELOCATING_VARIABLES: &[Relocation] = &[
     whole("TALOSCONFIG", "Talos cluster credentials"),
     whole("GH_CONFIG_DIR", "GitHub CLI tokens"),
     whole("GLAB_CONFIG_DIR", "GitLab CLI tokens"),
-    whole("GIT_CONFIG_GLOBAL", "git's global configuration (credential helpers, tokens in URLs)"),
+    whole(
+        "GIT_CONFIG_GLOBAL",
+        "git's global configuration (credential helpers, tokens in URLs)",
+    ),
     whole("NETRC", "a netrc file (curl, Go, Python requests)"),
-    inside("CARGO_HOME", &["credentials", "credentials.toml"], "cargo's registry tokens (its programs and caches stay usable)"),
-    inside("GRADLE_USER_HOME", &["gradle.properties"], "Gradle's repository credentials"),
-    whole("NPM_CONFIG_USERCONFIG", "npm's user configuration (registry tokens)"),
-    whole("npm_config_userconfig", "npm's user configuration (registry tokens)"),
-    whole("PIP_CONFIG_FILE", "pip's configuration (index URLs with passwords)"),
+    inside(
+        "CARGO_HOME",
+        &["credentials", "credentials.toml"],
+        "cargo's registry tokens (its programs and caches stay usable)",
+    ),
+    inside(
+        "GRADLE_USER_HOME",
+        &["gradle.properties"],
+        "Gradle's repository credentials",
+    ),
+    whole(
+        "NPM_CONFIG_USERCONFIG",
+        "npm's user configuration (registry tokens)",
+    ),
+    whole(
+        "npm_config_userconfig",
+        "npm's user configuration (registry tokens)",
+    ),
+    whole(
+        "PIP_CONFIG_FILE",
+        "pip's configuration (index URLs with passwords)",
+    ),
     whole("POETRY_CONFIG_DIR", "Poetry's repository credentials"),
-    inside("COMPOSER_HOME", &["auth.json"], "Composer's registry tokens"),
+    inside(
+        "COMPOSER_HOME",
+        &["auth.json"],
+        "Composer's registry tokens",
+    ),
     whole("CONDARC", "conda's channel tokens"),
-    inside("HF_HOME", &["token", "stored_tokens"], "Hugging Face tokens (the model cache stays usable)"),
+    inside(
+        "HF_HOME",
+        &["token", "stored_tokens"],
+        "Hugging Face tokens (the model cache stays usable)",
+    ),
     whole("HF_TOKEN_PATH", "a Hugging Face token"),
     whole("KAGGLE_CONFIG_DIR", "Kaggle's API key"),
     whole("RCLONE_CONFIG", "rclone's remotes and their tokens"),
@@ -225,13 +354,19 @@ pub const RELOCATING_VARIABLES: &[Relocation] = &[
     whole("OP_CONFIG_DIR", "the 1Password CLI's sessions"),
     whole("BITWARDENCLI_APPDATA_DIR", "the Bitwarden CLI's vault"),
     whole("PGPASSFILE", "PostgreSQL passwords"),
-    whole("PGSERVICEFILE", "PostgreSQL service definitions with passwords"),
+    whole(
+        "PGSERVICEFILE",
+        "PostgreSQL service definitions with passwords",
+    ),
     whole("PSQL_HISTORY", "psql's history"),
     whole("MYSQL_HISTFILE", "mysql's history"),
     whole("HISTFILE", "the shell's history"),
     whole("PYTHON_HISTORY", "Python's REPL history"),
     inside("CODEX_HOME", &["auth.json"], "the Codex CLI's OAuth tokens"),
-    whole("CLAUDE_CONFIG_DIR", "Claude Code's OAuth tokens and settings"),
+    whole(
+        "CLAUDE_CONFIG_DIR",
+        "Claude Code's OAuth tokens and settings",
+    ),
 ];
 
 /// Variables an [`Invocation`](crate::Invocation) keeps from the launcher's environment besides
@@ -344,7 +479,11 @@ mod tests {
             assert!(!t.path.starts_with(".config"), "{}", t.path);
             assert!(!t.reason.is_empty());
             for m in crate::defaults::HOME_CREDENTIAL_MASKS {
-                assert!(!Path::new(m).starts_with(p), "{} holds the mask {m}", t.path);
+                assert!(
+                    !Path::new(m).starts_with(p),
+                    "{} holds the mask {m}",
+                    t.path
+                );
             }
         }
     }

@@ -375,7 +375,11 @@ impl Plan {
     /// The `[filesystem] read` grants: refused when one is `/`, the home directory or one of its
     /// ancestors, or lies in a mask; bound read-only where the posture hides them (below the
     /// hidden home on the host posture, anywhere on the minimal one).
-    fn add_read_grants(&mut self, policy: &Policy, host: &dyn HostFacts) -> Result<(), PolicyError> {
+    fn add_read_grants(
+        &mut self,
+        policy: &Policy,
+        host: &dyn HostFacts,
+    ) -> Result<(), PolicyError> {
         for spec in policy.read() {
             let requested = spec.under(&self.home, &self.workspace);
             check_no_nul(&requested)?;
@@ -415,9 +419,11 @@ impl Plan {
                     crate::paths::DisplayPath(target)
                 )));
             }
-            if let Some(m) = self.masks.iter().find(|m| {
-                is_within(&target, &m.target) || is_within(&requested, &m.requested)
-            }) {
+            if let Some(m) = self
+                .masks
+                .iter()
+                .find(|m| is_within(&target, &m.target) || is_within(&requested, &m.requested))
+            {
                 return Err(refuse(format!(
                     "it lies in the credential mask {}",
                     crate::paths::DisplayPath(m.requested.clone())
@@ -471,9 +477,18 @@ impl Plan {
                 if vetted.iter().any(|v| is_within(&entry, v)) {
                     continue;
                 }
-                for spelling in [Some(entry.clone()), host.canonicalize(&entry)].into_iter().flatten() {
+                for spelling in [Some(entry.clone()), host.canonicalize(&entry)]
+                    .into_iter()
+                    .flatten()
+                {
                     if let Some(tree) = home::path_tree(&home, &spelling) {
-                        wanted.push((tree, format!("the tree of PATH entry {}", crate::paths::DisplayPath(entry.clone()))));
+                        wanted.push((
+                            tree,
+                            format!(
+                                "the tree of PATH entry {}",
+                                crate::paths::DisplayPath(entry.clone())
+                            ),
+                        ));
                     }
                 }
             }
@@ -484,8 +499,7 @@ impl Plan {
             .masks
             .iter()
             .filter(|m| {
-                !is_within(&m.target, &home)
-                    || !relocated.iter().any(|r| r.path == m.requested)
+                !is_within(&m.target, &home) || !relocated.iter().any(|r| r.path == m.requested)
             })
             .collect();
         let mut trees: Vec<HomeTree> = Vec::new();
@@ -598,7 +612,10 @@ impl Plan {
         let mut set = |vars: [&str; 2], value: Option<String>, local: &Option<String>| {
             if let (Some(value), None) = (value, local) {
                 for var in vars {
-                    self.env.set.entry(var.to_owned()).or_insert_with(|| value.clone());
+                    self.env
+                        .set
+                        .entry(var.to_owned())
+                        .or_insert_with(|| value.clone());
                 }
             }
         };
@@ -872,7 +889,9 @@ fn resolve_relocated(
                 || defaults::SYSTEM_TREES.iter().any(|d| p == Path::new(d))
         };
         if broad(&requested) {
-            report.push(entry("left alone: it is the home directory, an ancestor of it, or a top-level directory"));
+            report.push(entry(
+                "left alone: it is the home directory, an ancestor of it, or a top-level directory",
+            ));
             continue;
         }
         let Some(target) = host.canonicalize(&requested) else {

@@ -297,8 +297,12 @@ impl PolicyBuilder {
     pub fn add_read(&mut self, path: PathSpec, source: Source) -> Result<(), PolicyError> {
         check_literal(&path)?;
         let why = match &path {
-            PathSpec::Home(rel) if rel.as_os_str().is_empty() => Some("it is the whole home directory"),
-            PathSpec::Absolute(p) if p == std::path::Path::new("/") => Some("it is the whole filesystem"),
+            PathSpec::Home(rel) if rel.as_os_str().is_empty() => {
+                Some("it is the whole home directory")
+            }
+            PathSpec::Absolute(p) if p == std::path::Path::new("/") => {
+                Some("it is the whole filesystem")
+            }
             _ => None,
         };
         if let Some(why) = why {

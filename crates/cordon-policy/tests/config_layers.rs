@@ -296,5 +296,8 @@ fn home_and_read_keys_layer_as_documented() {
     )
     .and_then(|g| cordon_policy::config::effective_policy(Some(&g), None, &Default::default()))
     .unwrap_err();
-    assert!(err.to_string().contains("filesystem.read") && err.to_string().contains("whole home"), "{err}");
+    assert!(
+        err.to_string().contains("filesystem.read") && err.to_string().contains("whole home"),
+        "{err}"
+    );
 }

@@ -532,7 +532,10 @@ fn home_host() -> FakeHost {
         .file("/home/u/.config/rclone/rclone.conf", "")
         .dir("/home/u/.tools/bin")
         .file("/home/u/.tools/token", "")
-        .file("/home/u/.gitconfig", "[user]\n\tname = Ada\n\temail = ada@example.com\n[credential]\n\thelper = store\n")
+        .file(
+            "/home/u/.gitconfig",
+            "[user]\n\tname = Ada\n\temail = ada@example.com\n[credential]\n\thelper = store\n",
+        )
         .dir("/data/gnupg")
         .file("/data/aws/credentials", "")
         .dir("/data/proj-parent/proj")
@@ -549,64 +552,119 @@ fn hidden_plan(env: &[(&str, &str)], host: &FakeHost) -> Result<Plan, PolicyErro
 #[test]
 fn the_host_posture_hides_the_home_but_for_vetted_and_path_trees() {
     let host = home_host();
-    let plan = hidden_plan(&[("PATH", "/home/u/.tools/bin:/home/u/.local/bin:/usr/bin")], &host).unwrap();
+    let plan = hidden_plan(
+        &[("PATH", "/home/u/.tools/bin:/home/u/.local/bin:/usr/bin")],
+        &host,
+    )
+    .unwrap();
     assert!(plan.private_dirs.contains(&PathBuf::from("/home/u")));
     let trees: Vec<&Path> = plan.home_trees.iter().map(|t| t.path.as_path()).collect();
-    for t in ["/home/u/.rustup", "/home/u/.cargo/bin", "/home/u/.local/bin", "/home/u/.tools"] {
+    for t in [
+        "/home/u/.rustup",
+        "/home/u/.cargo/bin",
+        "/home/u/.local/bin",
+        "/home/u/.tools",
+    ] {
         assert!(trees.contains(&Path::new(t)), "{t} in {trees:?}");
-        assert!(plan.read_only.iter().any(|b| b.dest == Path::new(t)), "{t} bound");
+        assert!(
+            plan.read_only.iter().any(|b| b.dest == Path::new(t)),
+            "{t} bound"
+        );
     }
     // Shared directories bind the PATH entry, not their top-level tree.
     assert!(!trees.iter().any(|t| *t == Path::new("/home/u/.local")));
     assert!(!trees.iter().any(|t| t.starts_with("/home/u/.config")));
     // No mask below the hidden home but in a visible tree; the ones outside it stay.
     assert!(plan.masks.iter().all(|m| !m.target.starts_with("/home/u")));
-    assert!(plan.masks.iter().any(|m| m.target == Path::new("/etc/shadow")));
+    assert!(
+        plan.masks
+            .iter()
+            .any(|m| m.target == Path::new("/etc/shadow"))
+    );
     for hidden in [".ssh", ".netrc", ".aws", ".cargo/credentials.toml"] {
         assert!(
-            plan.skipped.iter().any(|s| s.path == Path::new("/home/u").join(hidden)
-                && s.reason == SkipReason::HiddenWithHome),
+            plan.skipped
+                .iter()
+                .any(|s| s.path == Path::new("/home/u").join(hidden)
+                    && s.reason == SkipReason::HiddenWithHome),
             "{hidden}"
         );
     }
     // The git identity, and nothing else of the configuration.
-    assert_eq!(plan.env.set.get("GIT_AUTHOR_NAME").map(String::as_str), Some("Ada"));
-    assert_eq!(plan.env.set.get("GIT_COMMITTER_EMAIL").map(String::as_str), Some("ada@example.com"));
+    assert_eq!(
+        plan.env.set.get("GIT_AUTHOR_NAME").map(String::as_str),
+        Some("Ada")
+    );
+    assert_eq!(
+        plan.env.set.get("GIT_COMMITTER_EMAIL").map(String::as_str),
+        Some("ada@example.com")
+    );
     assert!(!plan.env.set.keys().any(|k| k.contains("CONFIG")));
 }
 
 #[test]
 fn a_mask_inside_a_visible_tree_stays() {
-    let host = home_host().file("/home/u/.cargo/bin/x", "").file("/home/u/.cargo/config.toml", "");
+    let host = home_host()
+        .file("/home/u/.cargo/bin/x", "")
+        .file("/home/u/.cargo/config.toml", "");
     // A PATH entry inside a vetted tree is served by it: ~/.cargo (with its configuration) stays
     // hidden.
     let plan = hidden_plan(&[("PATH", "/home/u/.cargo/bin")], &host).unwrap();
-    assert!(!plan.home_trees.iter().any(|t| t.path == Path::new("/home/u/.cargo")));
+    assert!(
+        !plan
+            .home_trees
+            .iter()
+            .any(|t| t.path == Path::new("/home/u/.cargo"))
+    );
     // A granted tree that holds a mask keeps the mask.
     let mut b = PolicyBuilder::new(Profile::Shell);
-    b.add_read(cordon_policy::PathSpec::parse("~/.config").unwrap(), Source::Caller)
-        .unwrap();
+    b.add_read(
+        cordon_policy::PathSpec::parse("~/.config").unwrap(),
+        Source::Caller,
+    )
+    .unwrap();
     let plan = Plan::resolve(&b.build(), &Invocation::at("/home/u/proj"), &host).unwrap();
-    assert!(plan.home_trees.iter().any(|t| t.path == Path::new("/home/u/.config")));
-    assert!(plan.masks.iter().any(|m| m.target == Path::new("/home/u/.config/gh")));
+    assert!(
+        plan.home_trees
+            .iter()
+            .any(|t| t.path == Path::new("/home/u/.config"))
+    );
+    assert!(
+        plan.masks
+            .iter()
+            .any(|m| m.target == Path::new("/home/u/.config/gh"))
+    );
 }
 
 #[test]
 fn a_repository_identity_is_not_overridden() {
-    let host = home_host().file("/home/u/proj/.git/config", "[user]\n\temail = work@example.com\n");
+    let host = home_host().file(
+        "/home/u/proj/.git/config",
+        "[user]\n\temail = work@example.com\n",
+    );
     let plan = hidden_plan(&[], &host).unwrap();
-    assert_eq!(plan.env.set.get("GIT_AUTHOR_NAME").map(String::as_str), Some("Ada"));
+    assert_eq!(
+        plan.env.set.get("GIT_AUTHOR_NAME").map(String::as_str),
+        Some("Ada")
+    );
     assert!(!plan.env.set.contains_key("GIT_AUTHOR_EMAIL"));
 }
 
 #[test]
 fn home_visible_restores_the_real_home_and_its_masks() {
     let mut b = PolicyBuilder::new(Profile::Shell);
-    b.set_home(cordon_policy::HomeMode::Visible, Source::Global("g.toml".into()));
+    b.set_home(
+        cordon_policy::HomeMode::Visible,
+        Source::Global("g.toml".into()),
+    );
     let plan = Plan::resolve(&b.build(), &Invocation::at("/home/u/proj"), &home_host()).unwrap();
     assert!(!plan.private_dirs.contains(&PathBuf::from("/home/u")));
     assert!(plan.home_trees.is_empty() && plan.read_only.is_empty());
-    assert!(plan.masks.iter().any(|m| m.target == Path::new("/home/u/.ssh")));
+    assert!(
+        plan.masks
+            .iter()
+            .any(|m| m.target == Path::new("/home/u/.ssh"))
+    );
     assert!(!plan.env.set.contains_key("GIT_AUTHOR_NAME"));
 }
 
@@ -619,7 +677,11 @@ fn the_minimal_posture_is_unchanged_by_the_home_rule() {
     )
     .unwrap();
     assert!(plan.home_trees.is_empty());
-    assert!(plan.masks.iter().any(|m| m.target == Path::new("/home/u/.ssh")));
+    assert!(
+        plan.masks
+            .iter()
+            .any(|m| m.target == Path::new("/home/u/.ssh"))
+    );
     assert!(!plan.env.set.contains_key("GIT_AUTHOR_NAME"));
 }
 
@@ -646,12 +708,30 @@ fn stores_moved_by_the_environment_are_masked_wherever_they_are() {
             .find(|r| r.variable == var && r.path == Path::new(path))
             .map(|r| r.outcome.clone())
     };
-    assert_eq!(outcome("GNUPGHOME", "/data/gnupg").as_deref(), Some("masked"));
-    assert_eq!(outcome("KUBECONFIG", "/data/k2").as_deref(), Some("missing"));
-    assert!(plan.skipped.iter().any(|s| s.path == Path::new("/data/k1") && s.reason == SkipReason::MaskMissing));
-    assert!(!plan.relocated.iter().any(|r| r.variable == "XDG_CONFIG_HOME"));
+    assert_eq!(
+        outcome("GNUPGHOME", "/data/gnupg").as_deref(),
+        Some("masked")
+    );
+    assert_eq!(
+        outcome("KUBECONFIG", "/data/k2").as_deref(),
+        Some("missing")
+    );
+    assert!(
+        plan.skipped
+            .iter()
+            .any(|s| s.path == Path::new("/data/k1") && s.reason == SkipReason::MaskMissing)
+    );
+    assert!(
+        !plan
+            .relocated
+            .iter()
+            .any(|r| r.variable == "XDG_CONFIG_HOME")
+    );
     // Below the hidden home and outside every visible tree: hidden with it.
-    assert_eq!(outcome("DOCKER_CONFIG", "/home/u/.tools").as_deref(), Some("hidden with the home"));
+    assert_eq!(
+        outcome("DOCKER_CONFIG", "/home/u/.tools").as_deref(),
+        Some("hidden with the home")
+    );
     // The home directory itself is never masked.
     let plan = hidden_plan(&[("XDG_DATA_HOME", "/home/u")], &host).unwrap();
     assert!(plan.relocated[0].outcome.starts_with("left alone"));
@@ -662,12 +742,24 @@ fn a_moved_store_that_holds_a_writable_root_is_left_alone_and_reported() {
     let host = home_host();
     let plan = Plan::resolve(
         &shell(),
-        &Invocation::at("/data/proj-parent/proj").with_host_env([("XDG_DATA_HOME", "/data/proj-parent")]),
+        &Invocation::at("/data/proj-parent/proj")
+            .with_host_env([("XDG_DATA_HOME", "/data/proj-parent")]),
         &host,
     )
     .unwrap();
-    assert!(!plan.masks.iter().any(|m| m.target == Path::new("/data/proj-parent")));
-    assert!(plan.relocated[0].outcome.contains("holds the writable root /data/proj-parent/proj"), "{:?}", plan.relocated);
+    assert!(
+        !plan
+            .masks
+            .iter()
+            .any(|m| m.target == Path::new("/data/proj-parent"))
+    );
+    assert!(
+        plan.relocated[0]
+            .outcome
+            .contains("holds the writable root /data/proj-parent/proj"),
+        "{:?}",
+        plan.relocated
+    );
 }
 
 #[test]
@@ -675,14 +767,29 @@ fn read_grants_show_a_tree_and_refuse_the_home_root_and_masks() {
     let host = home_host();
     let grant = |text: &str| {
         let mut b = PolicyBuilder::new(Profile::Shell);
-        b.add_read(cordon_policy::PathSpec::parse(text).unwrap(), Source::Caller)
-            .map(|()| b.build())
+        b.add_read(
+            cordon_policy::PathSpec::parse(text).unwrap(),
+            Source::Caller,
+        )
+        .map(|()| b.build())
     };
-    let plan = Plan::resolve(&grant("~/.config/rclone").unwrap(), &Invocation::at("/home/u/proj"), &host).unwrap();
-    assert!(plan.read_only.iter().any(|b| b.dest == Path::new("/home/u/.config/rclone")));
+    let plan = Plan::resolve(
+        &grant("~/.config/rclone").unwrap(),
+        &Invocation::at("/home/u/proj"),
+        &host,
+    )
+    .unwrap();
+    assert!(
+        plan.read_only
+            .iter()
+            .any(|b| b.dest == Path::new("/home/u/.config/rclone"))
+    );
     for (text, rule) in [("~", "whole home"), ("/", "whole filesystem")] {
         let err = grant(text).unwrap_err();
-        assert!(err.to_string().contains("filesystem.read") && err.to_string().contains(rule), "{err}");
+        assert!(
+            err.to_string().contains("filesystem.read") && err.to_string().contains(rule),
+            "{err}"
+        );
     }
     for (text, rule) in [
         ("/home", "home directory or one of its ancestors"),
@@ -690,8 +797,16 @@ fn read_grants_show_a_tree_and_refuse_the_home_root_and_masks() {
         ("~/.kube", "credential mask"),
         ("~/.cargo/credentials.toml", "credential mask"),
     ] {
-        let err = Plan::resolve(&grant(text).unwrap(), &Invocation::at("/home/u/proj"), &host).unwrap_err();
-        assert!(matches!(err, PolicyError::ReadGrantRefused { .. }), "{text}: {err}");
+        let err = Plan::resolve(
+            &grant(text).unwrap(),
+            &Invocation::at("/home/u/proj"),
+            &host,
+        )
+        .unwrap_err();
+        assert!(
+            matches!(err, PolicyError::ReadGrantRefused { .. }),
+            "{text}: {err}"
+        );
         assert!(err.to_string().contains(rule), "{text}: {err}");
     }
 }

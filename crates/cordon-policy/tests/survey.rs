@@ -12,11 +12,15 @@ fn the_survey_names_the_masks_that_cover_its_rows() {
     )
     .unwrap();
     let mut rows = 0;
-    for line in text.lines().filter(|l| {
-        l.starts_with("| ") && l[2..].starts_with(|c: char| c.is_ascii_digit())
-    }) {
+    for line in text
+        .lines()
+        .filter(|l| l.starts_with("| ") && l[2..].starts_with(|c: char| c.is_ascii_digit()))
+    {
         let cells: Vec<&str> = line.split('|').map(str::trim).collect();
-        let path = cells[4].trim_matches('`').trim_start_matches("~/").trim_end_matches('/');
+        let path = cells[4]
+            .trim_matches('`')
+            .trim_start_matches("~/")
+            .trim_end_matches('/');
         let kept = cells[5];
         let mask = HOME_CREDENTIAL_MASKS
             .iter()

@@ -195,7 +195,12 @@ fn print_text(r: &Report<'_>, out: &mut dyn Write) -> Result<(), CliError> {
         )?,
     }
     for t in &plan.home_trees {
-        writeln!(out, "  home tree {} ({})", DisplayPath(t.path.clone()), t.why)?;
+        writeln!(
+            out,
+            "  home tree {} ({})",
+            DisplayPath(t.path.clone()),
+            t.why
+        )?;
     }
     writeln!(
         out,

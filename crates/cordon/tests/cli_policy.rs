@@ -71,10 +71,7 @@ fn policy_show_prints_values_with_their_source_and_the_plan() {
     );
     // The home is hidden: ~/.ssh is left to the private home, the home's line says so.
     assert!(
-        stdout.contains(&format!(
-            "home      {} hidden",
-            env.home.path().display()
-        )),
+        stdout.contains(&format!("home      {} hidden", env.home.path().display())),
         "{stdout}"
     );
     assert!(
@@ -84,7 +81,10 @@ fn policy_show_prints_values_with_their_source_and_the_plan() {
         )),
         "{stdout}"
     );
-    assert!(stdout.contains("filesystem.home") && stdout.contains("stores moved by the environment"), "{stdout}");
+    assert!(
+        stdout.contains("filesystem.home") && stdout.contains("stores moved by the environment"),
+        "{stdout}"
+    );
     assert!(
         stdout.contains("read-only") && stdout.contains(".git/hooks"),
         "{stdout}"
@@ -288,9 +288,18 @@ fn policy_show_lists_each_moved_store_with_its_variable() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
-    assert!(stdout.contains(&format!("GNUPGHOME={} masked", gnupg.display())), "{stdout}");
-    assert!(stdout.contains(&format!("masked    {}", gnupg.display())), "{stdout}");
-    assert!(stdout.contains("KUBECONFIG=/nonexistent-b missing"), "{stdout}");
+    assert!(
+        stdout.contains(&format!("GNUPGHOME={} masked", gnupg.display())),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!("masked    {}", gnupg.display())),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("KUBECONFIG=/nonexistent-b missing"),
+        "{stdout}"
+    );
 }
 
 #[test]
@@ -299,8 +308,16 @@ fn a_read_grant_of_the_home_or_a_mask_exits_125_naming_the_key_and_the_rule() {
     for grant in ["~", "/", "~/.ssh/id_ed25519"] {
         env.global(&format!("[filesystem]\nread = [\"{grant}\"]\n"));
         let out = env.cordon(&["run", "--", "/bin/true"]);
-        assert_eq!(out.status.code(), Some(125), "{grant}: {}", text(&out.stderr));
+        assert_eq!(
+            out.status.code(),
+            Some(125),
+            "{grant}: {}",
+            text(&out.stderr)
+        );
         let err = text(&out.stderr);
-        assert!(err.contains("filesystem.read") && err.contains("rule:"), "{grant}: {err}");
+        assert!(
+            err.contains("filesystem.read") && err.contains("rule:"),
+            "{grant}: {err}"
+        );
     }
 }

@@ -112,11 +112,19 @@ fn every_store(ctx: &Ctx<'_>) -> Outcome {
 const MOVED: &[(&str, &str, &str)] = &[
     ("GNUPGHOME", "gnupg", "gnupg/private-keys-v1.d/key.key"),
     ("DOCKER_CONFIG", "docker", "docker/config.json"),
-    ("AWS_SHARED_CREDENTIALS_FILE", "aws-credentials", "aws-credentials"),
+    (
+        "AWS_SHARED_CREDENTIALS_FILE",
+        "aws-credentials",
+        "aws-credentials",
+    ),
     ("AWS_CONFIG_FILE", "aws-config", "aws-config"),
     ("KUBECONFIG", "kube-a:KUBE-B", "kube-a"),
     ("XDG_CONFIG_HOME", "xdg-config", "xdg-config/gh/hosts.yml"),
-    ("XDG_DATA_HOME", "xdg-data", "xdg-data/keyrings/login.keyring"),
+    (
+        "XDG_DATA_HOME",
+        "xdg-data",
+        "xdg-data/keyrings/login.keyring",
+    ),
     ("XDG_STATE_HOME", "xdg-state", "xdg-state/zsh/history"),
     ("CARGO_HOME", "cargo", "cargo/credentials.toml"),
     ("HF_HOME", "hf", "hf/token"),

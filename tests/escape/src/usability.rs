@@ -318,7 +318,11 @@ fn home_toolchains(ctx: &Ctx<'_>) -> Outcome {
         ".pyenv/versions/3.0/bin/python-tiny",
     ];
     if !ctx.column.minimal() {
-        trees.extend([".local/bin/pipx-tiny", "go/pkg/mod/cache/download/tiny.info", ".tools/bin/tiny-tool"]);
+        trees.extend([
+            ".local/bin/pipx-tiny",
+            "go/pkg/mod/cache/download/tiny.info",
+            ".tools/bin/tiny-tool",
+        ]);
     }
     for t in &trees {
         let script = format!("#!/bin/sh\necho ran-{}\n", t.replace('/', "_"));

@@ -41,11 +41,15 @@ fn a_project_file_on_disk_resolves_against_the_real_host() {
             .any(|m| m.target == work.join(".env") && m.kind == EntryKind::File)
     );
     // ~/.ssh lies in the hidden home, outside every visible tree: the private home hides it.
-    assert!(plan.private_dirs.contains(&home.path().canonicalize().unwrap()));
+    assert!(
+        plan.private_dirs
+            .contains(&home.path().canonicalize().unwrap())
+    );
     assert!(
         plan.skipped
             .iter()
-            .any(|s| s.path.ends_with(".ssh") && s.reason == cordon_policy::SkipReason::HiddenWithHome)
+            .any(|s| s.path.ends_with(".ssh")
+                && s.reason == cordon_policy::SkipReason::HiddenWithHome)
     );
     assert!(
         plan.protected

@@ -75,12 +75,22 @@ fn host_alone_hides_the_home_but_for_its_vetted_trees_and_the_workspace() {
         "/home/u/.config/some-tool/token",
         "/home/u/.cargo/credentials.toml",
     ] {
-        assert_eq!(at(&rules, hidden) & Access::READ_FILE, Access::NONE, "{hidden}");
+        assert_eq!(
+            at(&rules, hidden) & Access::READ_FILE,
+            Access::NONE,
+            "{hidden}"
+        );
     }
-    assert_eq!(rule(&rules, "/home/u"), None, "the home itself: not even listable");
+    assert_eq!(
+        rule(&rules, "/home/u"),
+        None,
+        "the home itself: not even listable"
+    );
     assert_eq!(rule(&rules, "/home/u/.rustup"), Some(Access::READ));
     assert_eq!(rule(&rules, "/home/u/.cargo/bin"), Some(Access::READ));
-    assert!(at(&rules, "/home/u/proj/src/main.rs").contains(Access::READ_FILE | Access::WRITE_FILE));
+    assert!(
+        at(&rules, "/home/u/proj/src/main.rs").contains(Access::READ_FILE | Access::WRITE_FILE)
+    );
     assert_eq!(rule(&rules, "/usr"), Some(Access::READ));
 }
 
