@@ -364,7 +364,9 @@ impl Plan {
         };
         plan.add_base(host);
         plan.add_read_grants(policy, host)?;
-        if plan.posture == Posture::Host && plan.home_access == HomeMode::Hidden {
+        // A home inside a writable root is the caller's to write: it stays as it is.
+        let home_in_root = plan.writable.iter().any(|r| is_within(&plan.home, r));
+        if plan.posture == Posture::Host && plan.home_access == HomeMode::Hidden && !home_in_root {
             plan.hide_home(host, invocation, &mut relocated);
         }
         relocated.sort();
@@ -522,6 +524,16 @@ impl Plan {
                 continue;
             }
             if strong.iter().any(|m| is_within(&target, &m.target)) {
+                continue;
+            }
+            // A tree inside a writable root is shown by the root, writable: a read-only bind
+            // there would take a right away (`--write ~/go` and `go install`).
+            if self
+                .writable
+                .iter()
+                .chain(&self.inner_roots)
+                .any(|r| is_within(&target, r))
+            {
                 continue;
             }
             if !trees.iter().any(|t| t.path == target) {

@@ -810,3 +810,31 @@ fn read_grants_show_a_tree_and_refuse_the_home_root_and_masks() {
         assert!(err.to_string().contains(rule), "{text}: {err}");
     }
 }
+
+#[test]
+fn a_vetted_tree_inside_a_writable_root_stays_writable() {
+    let host = home_host().dir("/home/u/go/bin").dir("/home/u/go/pkg/mod");
+    let mut b = PolicyBuilder::new(Profile::Shell);
+    b.add_writable(
+        cordon_policy::PathSpec::parse("~/go").unwrap(),
+        false,
+        Source::Caller,
+    );
+    let plan = Plan::resolve(&b.build(), &Invocation::at("/home/u/proj"), &host).unwrap();
+    assert!(plan.writable.contains(&PathBuf::from("/home/u/go")));
+    assert!(
+        !plan
+            .read_only
+            .iter()
+            .any(|r| r.dest.starts_with("/home/u/go")),
+        "{:?}",
+        plan.read_only
+    );
+    // Without the root, the vetted parts are shown read-only.
+    let plan = Plan::resolve(&shell(), &Invocation::at("/home/u/proj"), &host).unwrap();
+    assert!(
+        plan.read_only
+            .iter()
+            .any(|r| r.dest == Path::new("/home/u/go/pkg/mod"))
+    );
+}
