@@ -374,6 +374,22 @@ impl Plan {
         Ok(plan)
     }
 
+    /// Variables cordon itself sets in the jail, after the environment filter (which refuses
+    /// them as configuration values): with the home hidden, `GIT_CONFIG_GLOBAL=/dev/null`, so
+    /// git reads no global configuration (the identity comes in its own variables) and does not
+    /// stop at an unreadable `~/.gitconfig` where the home is hidden by Landlock rules (an
+    /// `EACCES`, which git treats as fatal) rather than by a mount.
+    pub fn jail_env(&self) -> Vec<(&'static str, &'static str)> {
+        if self.posture == Posture::Host
+            && self.home_access == HomeMode::Hidden
+            && self.private_dirs.contains(&self.home)
+        {
+            vec![("GIT_CONFIG_GLOBAL", "/dev/null")]
+        } else {
+            Vec::new()
+        }
+    }
+
     /// The `[filesystem] read` grants: refused when one is `/`, the home directory or one of its
     /// ancestors, or lies in a mask; bound read-only where the posture hides them (below the
     /// hidden home on the host posture, anywhere on the minimal one).

@@ -600,6 +600,8 @@ fn the_host_posture_hides_the_home_but_for_vetted_and_path_trees() {
         Some("ada@example.com")
     );
     assert!(!plan.env.set.keys().any(|k| k.contains("CONFIG")));
+    // git reads no global configuration in the jail (the identity is in the variables).
+    assert_eq!(plan.jail_env(), vec![("GIT_CONFIG_GLOBAL", "/dev/null")]);
 }
 
 #[test]
@@ -666,6 +668,7 @@ fn home_visible_restores_the_real_home_and_its_masks() {
             .any(|m| m.target == Path::new("/home/u/.ssh"))
     );
     assert!(!plan.env.set.contains_key("GIT_AUTHOR_NAME"));
+    assert!(plan.jail_env().is_empty());
 }
 
 #[test]

@@ -53,6 +53,12 @@ pub fn cases() -> Vec<Case> {
         .landlock_limit(
             "a commit creates `.git/index.lock` directly in `.git`, which, like the workspace root, cannot get new entries under Landlock (only below its existing subdirectories)",
         ),
+        control(
+            "use/git-identity",
+            c,
+            "with the home hidden, `git commit` takes the host's user.name and user.email, and nothing else of ~/.gitconfig",
+            git_identity,
+        ),
         control("use/python3", c, "python3 runs a script", python),
         control(
             "use/c-compile",
@@ -188,6 +194,42 @@ fn git_existing(ctx: &Ctx<'_>) -> Outcome {
          git status --short && git checkout -q -b topic && echo \"commits $(git log --oneline | wc -l)\"",
     );
     expect(ctx, &out, "commits 2")
+}
+
+fn git_identity(ctx: &Ctx<'_>) -> Outcome {
+    if ctx.column.minimal() {
+        return Outcome::new(
+            Verdict::Unavailable,
+            "the minimal posture gives no git identity (its home is unchanged by the allowlist)",
+        );
+    }
+    let config = format!(
+        "[user]\n\tname = Escape Tester\n\temail = tester@example.invalid\n\
+         [credential]\n\thelper = store\n[url \"https://{}@example.invalid/\"]\n\tinsteadOf = https://example.invalid/\n",
+        ctx.marker()
+    );
+    if let Err(e) = ctx
+        .plant(&ctx.home.join(".gitconfig"), &config)
+        .and_then(|()| ctx.scratch().map(drop))
+    {
+        return Outcome::new(Verdict::Inconclusive, format!("harness: {e}"));
+    }
+    // In scratch/, which exists: the Landlock backend cannot create `.git` directly in the
+    // workspace root.
+    let out = ctx.sh(
+        "cd scratch && git init -q repo && cd repo && git commit -q --allow-empty -m one && \
+         git log -1 --format='who %an <%ae>'; git config --global --list 2>&1; cat ~/.gitconfig 2>&1; true",
+    );
+    let works = out.code == Some(0)
+        && out
+            .out
+            .contains("who Escape Tester <tester@example.invalid>")
+        && !out.all().contains(&ctx.marker());
+    ctx.control(
+        &out,
+        works,
+        "the identity, and no other line of ~/.gitconfig",
+    )
 }
 
 fn python(ctx: &Ctx<'_>) -> Outcome {

@@ -228,7 +228,7 @@ impl Launcher {
         if argv.is_empty() {
             return Err(LaunchError::EmptyCommand);
         }
-        let env = ChildEnv::build(host_env.iter().cloned(), &plan.env)?;
+        let env = child_env(plan, host_env)?;
         let backend = self.backends.first().ok_or_else(|| LaunchError::Io {
             what: "explain".into(),
             source: std::io::Error::other("no backend on this platform"),
@@ -271,7 +271,7 @@ impl Launcher {
             plan: mutated.as_ref().unwrap_or(req.plan),
             ..*req
         };
-        let env = ChildEnv::build(req.host_env.iter().cloned(), &req.plan.env)?;
+        let env = child_env(req.plan, req.host_env)?;
         let env_dropped = env
             .dropped_counts()
             .into_iter()
@@ -513,6 +513,16 @@ pub fn policy_hash(plan: &Plan) -> String {
     )
 }
 
+/// The jail's environment: the host's filtered by the plan's policy, then the variables the plan
+/// sets itself ([`Plan::jail_env`]).
+fn child_env(plan: &Plan, host_env: &[(OsString, OsString)]) -> Result<ChildEnv, LaunchError> {
+    let mut env = ChildEnv::build(host_env.iter().cloned(), &plan.env)?;
+    for (name, value) in plan.jail_env() {
+        env.vars.insert(name.into(), value.into());
+    }
+    Ok(env)
+}
+
 fn run_unsandboxed(
     req: &RunRequest<'_>,
     env: &ChildEnv,
@@ -524,10 +534,15 @@ fn run_unsandboxed(
         "RAN WITHOUT A JAIL: no backend enforces the policy on this host ({detail}), and the configuration says unavailable = \"warn\""
     );
     let mut command = Command::new(&req.argv[0]);
+    // No jail, so no hidden home: what the plan sets for one is not set.
+    let vars = env
+        .vars
+        .iter()
+        .filter(|(k, _)| !req.plan.jail_env().iter().any(|(n, _)| k.as_os_str() == *n));
     command
         .args(&req.argv[1..])
         .env_clear()
-        .envs(&env.vars)
+        .envs(vars)
         .current_dir(&req.plan.cwd);
     sys::prepare_child(&mut command, &req.plan.limits, &[]);
     let supervised = supervise::supervise(
