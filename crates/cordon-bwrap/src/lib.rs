@@ -375,7 +375,13 @@ pub fn build(req: &Request<'_>) -> Result<BwrapArgs, BwrapError> {
     // What runs: where, with which environment, under which filter.
     steps.push(vec!["--chdir".into(), plan.cwd.clone().into()]);
     steps.push(vec!["--clearenv".into()]);
-    for (name, value) in req.env {
+    // The environment, then what the plan sets itself (`Plan::jail_env`: with the home
+    // hidden, git reads no global configuration), which wins over a value of the same name.
+    let mut env = req.env.clone();
+    for (name, value) in plan.jail_env() {
+        env.insert(name.into(), value.into());
+    }
+    for (name, value) in &env {
         check_env_name(name)?;
         mounts::check_no_nul("environment value", value)?;
         steps.push(vec!["--setenv".into(), name.clone(), value.clone()]);

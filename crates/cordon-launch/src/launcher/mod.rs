@@ -513,14 +513,10 @@ pub fn policy_hash(plan: &Plan) -> String {
     )
 }
 
-/// The jail's environment: the host's filtered by the plan's policy, then the variables the plan
-/// sets itself ([`Plan::jail_env`]).
+/// The jail's environment: the host's filtered by the plan's policy. Each backend adds what the
+/// plan sets itself ([`Plan::jail_env`]), so the launcher adds nothing to a jail.
 fn child_env(plan: &Plan, host_env: &[(OsString, OsString)]) -> Result<ChildEnv, LaunchError> {
-    let mut env = ChildEnv::build(host_env.iter().cloned(), &plan.env)?;
-    for (name, value) in plan.jail_env() {
-        env.vars.insert(name.into(), value.into());
-    }
-    Ok(env)
+    Ok(ChildEnv::build(host_env.iter().cloned(), &plan.env)?)
 }
 
 fn run_unsandboxed(
@@ -534,15 +530,10 @@ fn run_unsandboxed(
         "RAN WITHOUT A JAIL: no backend enforces the policy on this host ({detail}), and the configuration says unavailable = \"warn\""
     );
     let mut command = Command::new(&req.argv[0]);
-    // No jail, so no hidden home: what the plan sets for one is not set.
-    let vars = env
-        .vars
-        .iter()
-        .filter(|(k, _)| !req.plan.jail_env().iter().any(|(n, _)| k.as_os_str() == *n));
     command
         .args(&req.argv[1..])
         .env_clear()
-        .envs(vars)
+        .envs(&env.vars)
         .current_dir(&req.plan.cwd);
     sys::prepare_child(&mut command, &req.plan.limits, &[]);
     let supervised = supervise::supervise(
