@@ -525,17 +525,6 @@ impl Plan {
             let Some(target) = host.canonicalize(&path) else {
                 continue;
             };
-            // The first symlink on the way from the home directory (the tree itself, or a
-            // directory above it: `~/.cargo -> /data/cargo` for `~/.cargo/bin`) is recreated in
-            // the private home, so the tree's usual path still leads to it.
-            if let Some(link) = first_symlink_below(host, &home, &path)
-                && let Some(stored) = host.read_link(&link)
-            {
-                self.symlinks.push(Symlink {
-                    link,
-                    target: stored,
-                });
-            }
             if target == home || home.starts_with(&target) || target == Path::new("/") {
                 continue;
             }
@@ -551,6 +540,17 @@ impl Plan {
                 .any(|r| is_within(&target, r))
             {
                 continue;
+            }
+            // The first symlink on the way from the home directory (the tree itself, or a
+            // directory above it: `~/.cargo -> /data/cargo` for `~/.cargo/bin`) is recreated in
+            // the private home, so the tree's usual path still leads to it.
+            if let Some(link) = first_symlink_below(host, &home, &path)
+                && let Some(stored) = host.read_link(&link)
+            {
+                self.symlinks.push(Symlink {
+                    link,
+                    target: stored,
+                });
             }
             if !trees.iter().any(|t| t.path == target) {
                 trees.push(HomeTree { path: target, why });

@@ -841,3 +841,37 @@ fn a_vetted_tree_inside_a_writable_root_stays_writable() {
             .any(|r| r.dest == Path::new("/home/u/go/pkg/mod"))
     );
 }
+
+#[test]
+fn a_symlink_on_the_way_to_a_vetted_tree_is_recreated_in_the_private_home() {
+    let host = FakeHost::new()
+        .with_home("/home/u")
+        .dir("/usr/bin")
+        .dir("/tmp")
+        .dir("/home/u/proj/.git/hooks")
+        .dir("/data/cargo/bin")
+        .dir("/data/cargo/registry")
+        .file("/data/cargo/credentials.toml", "")
+        .symlink("/home/u/.cargo", "/data/cargo");
+    let plan = Plan::resolve(&shell(), &Invocation::at("/home/u/proj"), &host).unwrap();
+    assert!(
+        plan.symlinks
+            .iter()
+            .any(|s| s.link == Path::new("/home/u/.cargo") && s.target == Path::new("/data/cargo")),
+        "{:?}",
+        plan.symlinks
+    );
+    for t in ["/data/cargo/bin", "/data/cargo/registry"] {
+        assert!(
+            plan.read_only.iter().any(|b| b.dest == Path::new(t)),
+            "{t}: {:?}",
+            plan.read_only
+        );
+    }
+    // Outside the home: the credentials mask stays.
+    assert!(
+        plan.masks
+            .iter()
+            .any(|m| m.target == Path::new("/data/cargo/credentials.toml"))
+    );
+}
