@@ -301,3 +301,24 @@ fn home_and_read_keys_layer_as_documented() {
         "{err}"
     );
 }
+
+#[test]
+fn audit_fails_a_visible_home_and_passes_the_default() {
+    let layer = |text: &str| {
+        cordon_policy::config::parse_str(
+            text,
+            std::path::Path::new("g.toml"),
+            cordon_policy::config::LayerKind::Global,
+        )
+        .unwrap()
+    };
+    let check = |global: &cordon_policy::config::ConfigLayer| {
+        cordon_policy::audit::audit(Some(global), None, None, None)
+            .checks
+            .into_iter()
+            .find(|c| c.name == "home-visible")
+            .unwrap()
+    };
+    assert!(!check(&layer("[filesystem]\nhome = \"visible\"\n")).passed);
+    assert!(check(&layer("[filesystem]\nread = [\"~/.config/rclone\"]\n")).passed);
+}
