@@ -103,7 +103,10 @@
 //!     position("--bind /home/u/proj /home/u/proj")
 //!         < position("--ro-bind /home/u/proj/.git/hooks /home/u/proj/.git/hooks")
 //! );
-//! assert!(rules.contains("--perms 0000 --tmpfs /home/u/.ssh --remount-ro /home/u/.ssh"));
+//! // The home is private and read-only but for its vetted trees; the masks outside it stay.
+//! assert!(position("--tmpfs /home/u") < position("--ro-bind /home/u/.rustup /home/u/.rustup"));
+//! assert!(rules.contains("--ro-bind /dev/null /etc/shadow"));
+//! assert!(rules.contains("--remount-ro /home/u\n--"));
 //! assert!(rules.contains("--bind /home/u/proj/.git /home/u/proj/.git")); // a pin
 //! assert!(rules.contains("--ro-bind /proc/sys /proc/sys"));
 //! args.startable()?;
@@ -372,7 +375,13 @@ pub fn build(req: &Request<'_>) -> Result<BwrapArgs, BwrapError> {
     // What runs: where, with which environment, under which filter.
     steps.push(vec!["--chdir".into(), plan.cwd.clone().into()]);
     steps.push(vec!["--clearenv".into()]);
-    for (name, value) in req.env {
+    // The environment, then what the plan sets itself (`Plan::jail_env`: with the home
+    // hidden, git reads no global configuration), which wins over a value of the same name.
+    let mut env = req.env.clone();
+    for (name, value) in plan.jail_env() {
+        env.insert(name.into(), value.into());
+    }
+    for (name, value) in &env {
         check_env_name(name)?;
         mounts::check_no_nul("environment value", value)?;
         steps.push(vec!["--setenv".into(), name.clone(), value.clone()]);

@@ -30,6 +30,10 @@
 //! - **Nothing is mounted below a mask.** A directory mask is an empty, read-only tmpfs: it hides
 //!   all that lies below it, and bubblewrap could not create a mount point inside it anyway. So
 //!   any operation strictly below a mask is dropped — this only ever removes access.
+//! - **The hidden home is sealed too.** In the host posture the home directory is a private
+//!   tmpfs (the plan's `home_access`); after every mount, `--remount-ro HOME` makes it read-only,
+//!   as the host's home was. The remount is not recursive: the workspace bound below it stays
+//!   writable, the vetted trees stay read-only binds.
 //! - **The minimal posture seals its root.** After every mount, `--remount-ro /` makes bubblewrap's
 //!   root tmpfs read-only, so a write outside the writable set and the private directories fails
 //!   there as it does on the host posture's read-only root. It comes after everything because
@@ -253,7 +257,21 @@ pub(crate) fn ordered<'a>(
     if plan.posture == Posture::Minimal {
         steps.push(vec!["--remount-ro".into(), "/".into()]);
     }
+    if let Some(home) = sealed_home(plan) {
+        steps.push(vec!["--remount-ro".into(), home.as_os_str().to_owned()]);
+    }
     Ok(steps)
+}
+
+/// The host posture's hidden home: a private tmpfs made read-only once every mount point below
+/// it exists (`--remount-ro` is not recursive, so the workspace and the vetted trees bound into
+/// it keep their own modes). Read-only like the host's home was, so a write there fails as it
+/// does under the Landlock backend and Seatbelt, instead of vanishing at the end of the run.
+fn sealed_home(plan: &Plan) -> Option<&Path> {
+    (plan.posture == Posture::Host
+        && plan.home_access == cordon_policy::HomeMode::Hidden
+        && plan.private_dirs.contains(&plan.home))
+    .then_some(plan.home.as_path())
 }
 
 fn plan_mounts(plan: &Plan) -> Vec<Mount<'_>> {

@@ -76,7 +76,7 @@ fn child(case: &str) {
     let ws = root.join("ws");
     let home = root.join("home");
     match case {
-        "masks" | "minimal" => {
+        "masks" | "minimal" | "hidden home" => {
             out("read neighbour", fs::read(home.join("notes.txt")));
             out(
                 "read neighbour dir file",
@@ -525,9 +525,12 @@ fn parent() -> ExitCode {
     let ws = root.join("ws");
     let home = root.join("home");
 
-    // The plan and its rules, as the landlock backend would build them.
+    // The plan and its rules, as the landlock backend would build them, with the home visible
+    // (`home = "visible"`), so the masks below it are Landlock's to hold piecewise.
+    let mut visible = PolicyBuilder::new(Profile::Shell);
+    visible.set_home(cordon_policy::HomeMode::Visible, Source::Caller);
     let plan = Plan::resolve(
-        &Policy::for_profile(Profile::Shell),
+        &visible.build(),
         &Invocation::at(&ws),
         &RealHost::new(Some(home.clone().into_os_string())),
     )
@@ -664,6 +667,38 @@ fn parent() -> ExitCode {
     j.check("masks", !home.join("planted").exists(), || {
         "nothing was planted in home".to_owned()
     });
+
+    // The default: the home hidden. Nothing of it is readable but the workspace (and vetted
+    // trees, none here); the rest of the host is.
+    let hidden_plan = Plan::resolve(
+        &Policy::for_profile(Profile::Shell),
+        &Invocation::at(&ws),
+        &RealHost::new(Some(home.clone().into_os_string())),
+    )
+    .unwrap();
+    let hidden_rules =
+        Rules::from_plan(&hidden_plan, &Options::alone(&layout.tmp), &FsLister).unwrap();
+    let hidden_file = root.join("hidden.bin");
+    fs::write(&hidden_file, hidden_rules.encode()).unwrap();
+    let (seen, _) = run_child("hidden home", &layout, &hidden_file, true, &[]);
+    judge_outcomes(
+        &mut j,
+        "hidden home",
+        &seen,
+        &[
+            ("read neighbour", Expect::Errno(libc::EACCES)),
+            ("read neighbour dir file", Expect::Errno(libc::EACCES)),
+            ("read masked file", Expect::Errno(libc::EACCES)),
+            ("read in masked dir", Expect::Errno(libc::EACCES)),
+            ("read via symlink in workspace", Expect::Errno(libc::EACCES)),
+            // Documented limit: the listing right of `/`'s piecewise grant reaches every
+            // directory below it, so names in the home can be listed (never read).
+            ("list masked dir", Expect::Ok),
+            ("read outside tree", Expect::Ok),
+            ("exec /bin/true", Expect::Ok),
+            ("create in home", Expect::Errno(libc::EACCES)),
+        ],
+    );
 
     // The minimal posture: only the vetted system trees, the workspace and the temporary
     // directory are readable; the home (private) and the rest of the host are not.

@@ -44,6 +44,9 @@ pub enum Weakening {
     NoPrivateTmp,
     /// No protected paths.
     ProtectedWritable,
+    /// The home directory shown as on the host (no private home), with only the masks the
+    /// hidden home left in the plan: what `home = "visible"` would be without its masks.
+    HomeVisible,
     /// No wall-clock timeout.
     NoTimeout,
     /// Nothing ends a jail whose launcher died: no parent-death signal (neither the spawn's
@@ -55,7 +58,7 @@ pub enum Weakening {
 
 impl Weakening {
     /// Every weakening with its name.
-    pub const ALL: [(&'static str, Weakening); 11] = [
+    pub const ALL: [(&'static str, Weakening); 12] = [
         ("no-netns", Weakening::NoNetns),
         ("no-seccomp", Weakening::NoSeccomp),
         ("no-pidns", Weakening::NoPidns),
@@ -65,6 +68,7 @@ impl Weakening {
         ("env-whole", Weakening::EnvWhole),
         ("no-private-tmp", Weakening::NoPrivateTmp),
         ("protected-writable", Weakening::ProtectedWritable),
+        ("home-visible", Weakening::HomeVisible),
         ("no-timeout", Weakening::NoTimeout),
         (
             "no-kill-after-launcher-death",
@@ -98,6 +102,11 @@ pub(crate) fn plan(weakening: Weakening, plan: &Plan) -> Plan {
     match weakening {
         Weakening::NoMasks => plan.masks.clear(),
         Weakening::ProtectedWritable => plan.protected.clear(),
+        Weakening::HomeVisible => {
+            let home = plan.home.clone();
+            plan.private_dirs.retain(|d| *d != home);
+            plan.home_access = cordon_policy::HomeMode::Visible;
+        }
         Weakening::NoPrivateTmp => plan
             .private_dirs
             .retain(|d| d != &PathBuf::from("/tmp") && d != &PathBuf::from("/var/tmp")),

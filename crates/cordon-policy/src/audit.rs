@@ -165,6 +165,20 @@ pub fn audit(
         )
     });
 
+    checks.push(match policy.home() {
+        crate::home::HomeMode::Visible => fail(
+            "home-visible",
+            "filesystem.home = \"visible\": the whole home directory is readable in the host posture, every credential store the masks do not name included".into(),
+        ),
+        crate::home::HomeMode::Hidden => pass(
+            "home-visible",
+            format!(
+                "the home directory is hidden but for the vetted toolchain trees, PATH trees and {} read grant(s)",
+                policy.read().len()
+            ),
+        ),
+    });
+
     let long_running = matches!(
         policy.profile(),
         Profile::LanguageServer | Profile::McpStdio

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::error::PolicyError;
+use crate::home::HomeMode;
 use crate::model::{Limits, Network, Unavailable};
 use crate::paths::{DisplayPath, PathSpec};
 use crate::policy::{Policy, PolicyBuilder, Source};
@@ -55,6 +56,12 @@ pub struct FilesystemSection {
     /// Default credential masks to remove (global file and caller only; `cordon audit` flags it).
     #[serde(default)]
     pub allow_read: Vec<String>,
+    /// `hidden` (default) or `visible`: the home directory in the host posture (global file and
+    /// caller only for `visible`; `cordon audit` fails it).
+    pub home: Option<HomeMode>,
+    /// Paths shown read-only on top of the home allowlist (global file and caller; a project
+    /// file's list keeps only those of its entries already granted, so it can only remove).
+    pub read: Option<Vec<String>>,
 }
 
 /// `[network]`.
@@ -162,6 +169,10 @@ pub struct Overrides {
     pub set_env: Vec<(String, String)>,
     /// `--timeout SECS`.
     pub timeout_secs: Option<u64>,
+    /// `--home hidden|visible`.
+    pub home: Option<HomeMode>,
+    /// `--read PATH`, absolute paths (or `~/…`).
+    pub read: Vec<PathBuf>,
 }
 
 /// Where the global file lives: `$XDG_CONFIG_HOME/cordon/config.toml`, else
@@ -229,7 +240,14 @@ pub fn parse_str(text: &str, file: &Path, kind: LayerKind) -> Result<ConfigLayer
 const KNOWN: &[(&str, &[&str])] = &[
     (
         "filesystem",
-        &["writable", "deny_read", "deny_write", "allow_read"],
+        &[
+            "writable",
+            "deny_read",
+            "deny_write",
+            "allow_read",
+            "home",
+            "read",
+        ],
     ),
     ("network", &["mode", "allow"]),
     ("env", &["pass", "set", "drop"]),
@@ -408,6 +426,15 @@ fn apply_global(builder: &mut PolicyBuilder, layer: &ConfigLayer) -> Result<(), 
         let spec = parse_spec(layer, "filesystem.allow_read", text)?;
         builder.remove_mask(&spec, source.clone());
     }
+    if let Some(home) = cfg.filesystem.home {
+        builder.set_home(home, source.clone());
+    }
+    for text in cfg.filesystem.read.iter().flatten() {
+        let spec = parse_spec(layer, "filesystem.read", text)?;
+        builder
+            .add_read(spec, source.clone())
+            .map_err(|e| invalid(Some(layer), "filesystem.read", e))?;
+    }
     apply_common_tightening(builder, layer)?;
     if let Some(mode) = cfg.network.mode {
         builder.set_network(mode, source.clone());
@@ -465,6 +492,30 @@ fn apply_project(builder: &mut PolicyBuilder, layer: &ConfigLayer) -> Result<(),
             "filesystem.allow_read",
             format!("it removes the credential mask {first}"),
         ));
+    }
+    match cfg.filesystem.home {
+        Some(HomeMode::Visible) => {
+            return Err(loosens(
+                "filesystem.home",
+                "it shows the home directory".into(),
+            ));
+        }
+        Some(HomeMode::Hidden) => builder.set_home(HomeMode::Hidden, source.clone()),
+        None => {}
+    }
+    if let Some(list) = &cfg.filesystem.read {
+        let mut keep = std::collections::BTreeSet::new();
+        for text in list {
+            let spec = parse_spec(layer, "filesystem.read", text)?;
+            if !builder.current().read().contains(&spec) {
+                return Err(loosens(
+                    "filesystem.read",
+                    format!("it grants a read of {text}, which no earlier layer granted"),
+                ));
+            }
+            keep.insert(spec);
+        }
+        builder.retain_read(&keep, source.clone());
     }
     apply_common_tightening(builder, layer)?;
     let before = builder.current().network();
@@ -648,6 +699,19 @@ fn apply_overrides(builder: &mut PolicyBuilder, overrides: &Overrides) -> Result
                 key: "--allow-host".into(),
                 why: e.to_string(),
             })?;
+    }
+    if let Some(home) = overrides.home {
+        builder.set_home(home, Source::Caller);
+    }
+    for path in &overrides.read {
+        let spec = PathSpec::from_path(path)?;
+        if spec.is_relative() {
+            return Err(PolicyError::RelativeInvocationPath {
+                what: "read grant",
+                path: path.clone(),
+            });
+        }
+        builder.add_read(spec, Source::Caller)?;
     }
     for name in &overrides.pass_env {
         check_env_name(None, "--pass-env", name)?;

@@ -137,6 +137,16 @@ pub enum PolicyError {
         /// The path as written.
         path: String,
     },
+    /// A `[filesystem] read` grant that would reopen what the home allowlist or a mask hides.
+    #[error(
+        "filesystem.read: {path} is refused: {why} (rule: a read grant names a tree of the home directory or elsewhere, never the whole home, `/`, or a masked path)"
+    )]
+    ReadGrantRefused {
+        /// The grant as written (or resolved).
+        path: String,
+        /// The rule it breaks.
+        why: String,
+    },
     /// An unknown profile name.
     #[error("unknown profile {name:?}; known profiles: {known}")]
     UnknownProfile {

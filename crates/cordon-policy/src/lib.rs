@@ -30,7 +30,11 @@
 //! let host = FakeHost::typical(); // a user `u` with a repository at /home/u/proj
 //! let plan = Plan::resolve(&policy, &Invocation::at("/home/u/proj"), &host)?;
 //! assert_eq!(plan.writable, vec![std::path::PathBuf::from("/home/u/proj")]);
-//! assert!(plan.masks.iter().any(|m| m.target.ends_with(".ssh")));
+//! // The home directory is private in the jail, but for vetted toolchain trees; the masks
+//! // below it that no visible tree holds are left to it.
+//! assert!(plan.private_dirs.contains(&std::path::PathBuf::from("/home/u")));
+//! assert!(plan.read_only.iter().any(|b| b.dest.ends_with(".rustup")));
+//! assert!(plan.masks.iter().any(|m| m.target.ends_with("shadow")));
 //!
 //! // A cwd that would make the whole home directory writable is refused, naming the rule.
 //! let err = Plan::resolve(&policy, &Invocation::at("/home/u"), &host).unwrap_err();
@@ -43,6 +47,7 @@ pub mod config;
 pub mod defaults;
 mod error;
 pub mod guard;
+pub mod home;
 mod host;
 mod model;
 pub mod paths;
@@ -53,11 +58,13 @@ mod profile;
 pub use cordon_env::EnvPolicy;
 pub use error::PolicyError;
 pub use guard::{GuardedPlan, Placeholder, PlaceholderKind};
+pub use home::HomeMode;
 pub use host::{EntryKind, FakeHost, HostFacts, RealHost};
 pub use model::{Limits, Network, Posture, Unavailable};
 pub use paths::PathSpec;
 pub use plan::{
-    Bind, CredentialMask, Invocation, Plan, ProtectedPath, SkipReason, Skipped, Symlink,
+    Bind, CredentialMask, HomeTree, Invocation, Plan, ProtectedPath, RelocatedStore, SkipReason,
+    Skipped, Symlink,
 };
 pub use policy::{POLICY_FORMAT_EPOCH, Policy, PolicyBuilder, PolicyHash, Source, WritableSpec};
 pub use profile::{Profile, ProfileDefaults};

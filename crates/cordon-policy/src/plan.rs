@@ -1,6 +1,8 @@
 //! `Plan`: a policy resolved against one invocation on one host. Generators (bubblewrap, Seatbelt,
 //! Landlock) take a `Plan` and nothing else.
 
+use std::collections::BTreeMap;
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use cordon_env::EnvPolicy;
@@ -8,6 +10,7 @@ use serde::Serialize;
 
 use crate::defaults;
 use crate::error::PolicyError;
+use crate::home::{self, HomeMode};
 use crate::host::{EntryKind, HostFacts};
 use crate::model::{Limits, Network, Posture, Unavailable};
 use crate::paths::{PathSpec, check_no_nul, is_within, serialize_path, serialize_paths};
@@ -25,6 +28,9 @@ pub struct Invocation {
     /// directory ([`defaults::OWN_STATE_IN_HOME`]), absolute: where `XDG_CONFIG_HOME` and
     /// `XDG_CACHE_HOME` put them ([`crate::config::own_state_dirs`]). Read-only in every jail.
     pub own_state: Vec<PathBuf>,
+    /// The launcher's environment variables the plan reads ([`home::is_read`]): the ones that
+    /// move credential stores ([`home::RELOCATING_VARIABLES`]) and `PATH`.
+    pub env: BTreeMap<String, OsString>,
 }
 
 impl Invocation {
@@ -34,7 +40,24 @@ impl Invocation {
             cwd: cwd.into(),
             workspace: None,
             own_state: Vec::new(),
+            env: BTreeMap::new(),
         }
+    }
+
+    /// The same invocation with the launcher's environment (normally the whole process
+    /// environment): only the variables [`home::is_read`] names are kept.
+    pub fn with_host_env<K, V>(mut self, vars: impl IntoIterator<Item = (K, V)>) -> Invocation
+    where
+        K: Into<OsString>,
+        V: Into<OsString>,
+    {
+        for (k, v) in vars {
+            let k: OsString = k.into();
+            if let Some(name) = k.to_str().filter(|n| home::is_read(n)) {
+                self.env.insert(name.to_owned(), v.into());
+            }
+        }
+        self
     }
 
     /// The same invocation with cordon's own directories `dirs` (absolute) kept read-only too.
@@ -92,6 +115,31 @@ pub struct CredentialMask {
     pub kind: EntryKind,
 }
 
+/// A tree below the home directory that the jail sees although the home is hidden, and why.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct HomeTree {
+    /// Canonical path (bound read-only).
+    #[serde(serialize_with = "serialize_path")]
+    pub path: PathBuf,
+    /// Why it is visible.
+    pub why: String,
+}
+
+/// A credential store that an environment variable of the launcher moved, and what the plan
+/// does with it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct RelocatedStore {
+    /// The variable.
+    pub variable: String,
+    /// The path it names (for a tool home: the store inside it).
+    #[serde(serialize_with = "serialize_path")]
+    pub path: PathBuf,
+    /// `masked`, `missing` (nothing there: nothing to hide; Seatbelt still denies the name),
+    /// `hidden with the home` (below the hidden home, outside every visible tree), or why it
+    /// was left alone.
+    pub outcome: String,
+}
+
 /// Why a mask or protected path is not in the plan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -107,6 +155,9 @@ pub enum SkipReason {
     /// writable root: [`Plan::guard`] lists a placeholder (an empty read-only directory) where
     /// its first missing component would be, so the jail cannot create it.
     OwnStateMissing,
+    /// The masked path lies below the hidden home directory, outside every tree the jail sees
+    /// there: the private home already hides it, and a mount would only cost time.
+    HiddenWithHome,
 }
 
 /// A mask or protected path left out, and why.
@@ -134,6 +185,15 @@ pub struct Plan {
     /// Canonical home directory.
     #[serde(serialize_with = "serialize_path")]
     pub home: PathBuf,
+    /// Whether the home directory is hidden (a private directory in `private_dirs`, host
+    /// posture) or visible as on the host.
+    pub home_access: HomeMode,
+    /// What the jail sees of the hidden home (each also in `read_only`), and why.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub home_trees: Vec<HomeTree>,
+    /// Credential stores the launcher's environment moved ([`home::RELOCATING_VARIABLES`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub relocated: Vec<RelocatedStore>,
     /// Canonical workspace root.
     #[serde(serialize_with = "serialize_path")]
     pub workspace: PathBuf,
@@ -193,7 +253,9 @@ impl Plan {
 
         let masks = resolve_masks(policy, host, &home, &workspace)?;
         let mut skipped = masks.1;
-        let masks = masks.0;
+        let mut masks = masks.0;
+        let (moved, mut relocated, moved_skips) = resolve_relocated(invocation, host, &home)?;
+        skipped.extend(moved_skips);
 
         let mut candidates: Vec<(PathBuf, Origin)> = vec![(workspace.clone(), Origin::Workspace)];
         for w in policy.writable() {
@@ -230,6 +292,24 @@ impl Plan {
                 }
             }
         }
+        // A moved store that holds a writable root the caller granted is left alone, reported:
+        // masking it would hide the root. The default masks inside it still apply.
+        let mut moved = moved;
+        moved.retain(|(variable, m)| {
+            let Some(root) = roots.iter().find(|r| is_within(r, &m.target)) else {
+                return true;
+            };
+            if let Some(r) = relocated
+                .iter_mut()
+                .find(|r| r.variable == *variable && r.path == m.requested)
+            {
+                r.outcome = format!(
+                    "left alone: it holds the writable root {}",
+                    crate::paths::DisplayPath(root.clone())
+                );
+            }
+            false
+        });
         let mut granted = roots;
         granted.sort();
         granted.dedup();
@@ -258,12 +338,19 @@ impl Plan {
         skipped.sort();
         skipped.dedup();
 
+        masks.extend(moved.into_iter().map(|(_, m)| m));
+        masks.sort();
+        masks.dedup_by(|a, b| a.target == b.target);
+
         let mut plan = Plan {
             profile: policy.profile(),
             posture: policy.posture(),
             network: policy.network(),
             network_allow: policy.network_allow().iter().cloned().collect(),
             home,
+            home_access: policy.home(),
+            home_trees: Vec::new(),
+            relocated: Vec::new(),
             workspace,
             cwd,
             read_only: Vec::new(),
@@ -280,7 +367,292 @@ impl Plan {
             policy_hash: policy.hash(),
         };
         plan.add_base(host);
+        plan.add_read_grants(policy, host)?;
+        // A home inside a writable root is the caller's to write: it stays as it is.
+        let home_in_root = plan.writable.iter().any(|r| is_within(&plan.home, r));
+        if plan.posture == Posture::Host && plan.home_access == HomeMode::Hidden && !home_in_root {
+            plan.hide_home(host, invocation, &mut relocated);
+        }
+        relocated.sort();
+        plan.relocated = relocated;
         Ok(plan)
+    }
+
+    /// Variables cordon itself sets in the jail, after the environment filter (which refuses
+    /// them as configuration values): with the home hidden, `GIT_CONFIG_GLOBAL=/dev/null`, so
+    /// git reads no global configuration (the identity comes in its own variables) and does not
+    /// stop at an unreadable `~/.gitconfig` where the home is hidden by Landlock rules (an
+    /// `EACCES`, which git treats as fatal) rather than by a mount.
+    pub fn jail_env(&self) -> Vec<(&'static str, &'static str)> {
+        if self.posture == Posture::Host
+            && self.home_access == HomeMode::Hidden
+            && self.private_dirs.contains(&self.home)
+        {
+            vec![("GIT_CONFIG_GLOBAL", "/dev/null")]
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// The `[filesystem] read` grants: refused when one is `/`, the home directory or one of its
+    /// ancestors, or lies in a mask; bound read-only where the posture hides them (below the
+    /// hidden home on the host posture, anywhere on the minimal one).
+    fn add_read_grants(
+        &mut self,
+        policy: &Policy,
+        host: &dyn HostFacts,
+    ) -> Result<(), PolicyError> {
+        for spec in policy.read() {
+            let requested = spec.under(&self.home, &self.workspace);
+            check_no_nul(&requested)?;
+            let refuse = |why: String| PolicyError::ReadGrantRefused {
+                path: spec.to_string(),
+                why,
+            };
+            // Lexically first, so a grant of a mask that does not exist here is refused too.
+            let named_masks = policy
+                .masks()
+                .iter()
+                .map(|m| m.under(&self.home, &self.workspace))
+                .chain(self.masks.iter().map(|m| m.requested.clone()))
+                .chain(
+                    self.skipped
+                        .iter()
+                        .filter(|s| s.reason == SkipReason::MaskMissing)
+                        .map(|s| s.path.clone()),
+                );
+            for m in named_masks {
+                if is_within(&requested, &m) {
+                    return Err(refuse(format!(
+                        "it lies in the credential mask {}",
+                        crate::paths::DisplayPath(m)
+                    )));
+                }
+            }
+            let Some(target) = host.canonicalize(&requested) else {
+                continue;
+            };
+            if target == Path::new("/") {
+                return Err(refuse("it resolves to the whole filesystem".into()));
+            }
+            if self.home.starts_with(&target) {
+                return Err(refuse(format!(
+                    "it resolves to {}, the home directory or one of its ancestors",
+                    crate::paths::DisplayPath(target)
+                )));
+            }
+            if let Some(m) = self
+                .masks
+                .iter()
+                .find(|m| is_within(&target, &m.target) || is_within(&requested, &m.requested))
+            {
+                return Err(refuse(format!(
+                    "it lies in the credential mask {}",
+                    crate::paths::DisplayPath(m.requested.clone())
+                )));
+            }
+            let hidden = match self.posture {
+                Posture::Minimal => true,
+                Posture::Host => {
+                    self.home_access == HomeMode::Hidden && is_within(&target, &self.home)
+                }
+            };
+            if hidden {
+                self.read_only.push(Bind {
+                    source: target.clone(),
+                    dest: target.clone(),
+                });
+                self.home_trees.push(HomeTree {
+                    path: target,
+                    why: format!("granted by filesystem.read {spec}"),
+                });
+            }
+        }
+        self.read_only.sort();
+        self.read_only.dedup();
+        Ok(())
+    }
+
+    /// The host posture's hidden home: a private directory, the vetted toolchain trees and the
+    /// trees of `PATH` entries below it read-only, the host's git identity in the environment,
+    /// and the masks below it that no visible tree holds left out (the private home hides them).
+    fn hide_home(
+        &mut self,
+        host: &dyn HostFacts,
+        invocation: &Invocation,
+        relocated: &mut [RelocatedStore],
+    ) {
+        let home = self.home.clone();
+        self.private_dirs.push(home.clone());
+        let mut wanted: Vec<(PathBuf, String)> = home::VETTED_HOME_TREES
+            .iter()
+            .map(|t| (home.join(t.path), format!("{}: {}", t.tool, t.reason)))
+            .collect();
+        let vetted: Vec<PathBuf> = home::VETTED_HOME_TREES
+            .iter()
+            .map(|t| home.join(t.path))
+            .collect();
+        if let Some(path) = invocation.env.get("PATH") {
+            for entry in std::env::split_paths(path) {
+                // An entry inside a vetted tree (`~/.cargo/bin`) is served by that tree: its
+                // top-level tree (`~/.cargo`, with its configuration) is not shown for it.
+                if vetted.iter().any(|v| is_within(&entry, v)) {
+                    continue;
+                }
+                for spelling in [Some(entry.clone()), host.canonicalize(&entry)]
+                    .into_iter()
+                    .flatten()
+                {
+                    if let Some(tree) = home::path_tree(&home, &spelling) {
+                        wanted.push((
+                            tree,
+                            format!(
+                                "the tree of PATH entry {}",
+                                crate::paths::DisplayPath(entry.clone())
+                            ),
+                        ));
+                    }
+                }
+            }
+        }
+        // Relocated stores below the home are hidden with it unless a visible tree holds
+        // them; every other mask wins over a tree it holds.
+        let strong: Vec<&CredentialMask> = self
+            .masks
+            .iter()
+            .filter(|m| {
+                !is_within(&m.target, &home) || !relocated.iter().any(|r| r.path == m.requested)
+            })
+            .collect();
+        let mut trees: Vec<HomeTree> = Vec::new();
+        for (path, why) in wanted {
+            let Some(target) = host.canonicalize(&path) else {
+                continue;
+            };
+            if target == home || home.starts_with(&target) || target == Path::new("/") {
+                continue;
+            }
+            if strong.iter().any(|m| is_within(&target, &m.target)) {
+                continue;
+            }
+            // A tree inside a writable root is shown by the root, writable: a read-only bind
+            // there would take a right away (`--write ~/go` and `go install`).
+            if self
+                .writable
+                .iter()
+                .chain(&self.inner_roots)
+                .any(|r| is_within(&target, r))
+            {
+                continue;
+            }
+            // The first symlink on the way from the home directory (the tree itself, or a
+            // directory above it: `~/.cargo -> /data/cargo` for `~/.cargo/bin`) is recreated in
+            // the private home, so the tree's usual path still leads to it.
+            if let Some(link) = first_symlink_below(host, &home, &path)
+                && let Some(stored) = host.read_link(&link)
+            {
+                self.symlinks.push(Symlink {
+                    link,
+                    target: stored,
+                });
+            }
+            if !trees.iter().any(|t| t.path == target) {
+                trees.push(HomeTree { path: target, why });
+            }
+        }
+        trees.sort();
+        let mut cover: Vec<HomeTree> = Vec::new();
+        for t in trees {
+            if !cover.iter().any(|kept| is_within(&t.path, &kept.path)) {
+                cover.push(t);
+            }
+        }
+        for t in &cover {
+            self.read_only.push(Bind {
+                source: t.path.clone(),
+                dest: t.path.clone(),
+            });
+        }
+        self.home_trees.extend(cover);
+        self.home_trees.sort();
+        self.home_trees.dedup_by(|a, b| a.path == b.path);
+        self.read_only.sort();
+        self.read_only.dedup();
+        self.symlinks.sort();
+        self.symlinks.dedup();
+        self.private_dirs.sort();
+        self.private_dirs.dedup();
+
+        // Masks below the hidden home that no visible tree or writable root holds.
+        let visible: Vec<PathBuf> = self
+            .read_only
+            .iter()
+            .map(|b| b.dest.clone())
+            .chain(self.writable.iter().cloned())
+            .chain(self.inner_roots.iter().cloned())
+            .collect();
+        let (kept, hidden): (Vec<CredentialMask>, Vec<CredentialMask>) =
+            std::mem::take(&mut self.masks).into_iter().partition(|m| {
+                !is_within(&m.target, &home) || visible.iter().any(|v| is_within(&m.target, v))
+            });
+        self.masks = kept;
+        for m in hidden {
+            if let Some(r) = relocated.iter_mut().find(|r| r.path == m.requested) {
+                r.outcome = "hidden with the home".into();
+            }
+            self.skipped.push(Skipped {
+                path: m.requested,
+                reason: SkipReason::HiddenWithHome,
+            });
+        }
+        self.skipped.sort();
+        self.skipped.dedup();
+
+        self.add_git_identity(host, invocation);
+    }
+
+    /// The host's git `user.name` and `user.email` (and nothing else of its configuration) as
+    /// the author and committer variables, each only where the policy sets none and the
+    /// repository's own configuration does not name one (git prefers the variables to it).
+    fn add_git_identity(&mut self, host: &dyn HostFacts, invocation: &Invocation) {
+        let mut files: Vec<PathBuf> = Vec::new();
+        match invocation.env.get("GIT_CONFIG_GLOBAL").map(PathBuf::from) {
+            Some(global) if global.is_absolute() => files.push(global),
+            _ => {
+                let xdg = invocation
+                    .env
+                    .get("XDG_CONFIG_HOME")
+                    .map(PathBuf::from)
+                    .filter(|p| p.is_absolute())
+                    .unwrap_or_else(|| self.home.join(".config"));
+                files.push(xdg.join("git/config"));
+                files.push(self.home.join(".gitconfig"));
+            }
+        }
+        let (mut name, mut email) = (None, None);
+        for f in &files {
+            if let Some(text) = host.read_small_text(f) {
+                let (n, e) = home::git_identity(&text);
+                name = n.or(name);
+                email = e.or(email);
+            }
+        }
+        let local = host
+            .read_small_text(&self.workspace.join(".git/config"))
+            .map(|t| home::git_identity(&t))
+            .unwrap_or((None, None));
+        let mut set = |vars: [&str; 2], value: Option<String>, local: &Option<String>| {
+            if let (Some(value), None) = (value, local) {
+                for var in vars {
+                    self.env
+                        .set
+                        .entry(var.to_owned())
+                        .or_insert_with(|| value.clone());
+                }
+            }
+        };
+        set(["GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"], name, &local.0);
+        set(["GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL"], email, &local.1);
     }
 
     fn add_base(&mut self, host: &dyn HostFacts) {
@@ -505,6 +877,82 @@ fn resolve_masks(
     masks.sort();
     masks.dedup_by(|a, b| a.target == b.target);
     Ok((masks, skipped))
+}
+
+/// The first component of `path` below `home` that is a symlink, if any.
+fn first_symlink_below(host: &dyn HostFacts, home: &Path, path: &Path) -> Option<PathBuf> {
+    let rest = path.strip_prefix(home).ok()?;
+    let mut at = home.to_path_buf();
+    for c in rest.components() {
+        at.push(c);
+        match host.kind(&at) {
+            Some(EntryKind::Symlink) => return Some(at),
+            Some(_) => {}
+            None => return None,
+        }
+    }
+    None
+}
+
+type Moved = Vec<(&'static str, CredentialMask)>;
+
+/// The stores the launcher's environment moves ([`home::relocated_stores`]), as masks with their
+/// variable; what was left alone is in the report with the reason, a missing one also in
+/// `skipped` (as [`SkipReason::MaskMissing`], so Seatbelt still denies the name).
+fn resolve_relocated(
+    invocation: &Invocation,
+    host: &dyn HostFacts,
+    home: &Path,
+) -> Result<(Moved, Vec<RelocatedStore>, Vec<Skipped>), PolicyError> {
+    let mut moved = Vec::new();
+    let mut report = Vec::new();
+    let mut skipped = Vec::new();
+    let stores = home::relocated_stores(|name| invocation.env.get(name).cloned());
+    for (variable, requested) in stores {
+        check_no_nul(&requested)?;
+        let entry = |outcome: &str| RelocatedStore {
+            variable: variable.to_owned(),
+            path: requested.clone(),
+            outcome: outcome.to_owned(),
+        };
+        let broad = |p: &Path| {
+            home.starts_with(p)
+                || defaults::BROAD_DIRS.iter().any(|d| p == Path::new(d))
+                || defaults::SYSTEM_TREES.iter().any(|d| p == Path::new(d))
+        };
+        if broad(&requested) {
+            report.push(entry(
+                "left alone: it is the home directory, an ancestor of it, or a top-level directory",
+            ));
+            continue;
+        }
+        let Some(target) = host.canonicalize(&requested) else {
+            report.push(entry("missing"));
+            skipped.push(Skipped {
+                path: requested.clone(),
+                reason: SkipReason::MaskMissing,
+            });
+            continue;
+        };
+        if broad(&target) {
+            report.push(entry("left alone: it resolves to the home directory, an ancestor of it, or a top-level directory"));
+            continue;
+        }
+        let kind = match host.kind(&target) {
+            Some(EntryKind::Dir) => EntryKind::Dir,
+            _ => EntryKind::File,
+        };
+        report.push(entry("masked"));
+        moved.push((
+            variable,
+            CredentialMask {
+                target,
+                requested: requested.clone(),
+                kind,
+            },
+        ));
+    }
+    Ok((moved, report, skipped))
 }
 
 /// A linked git worktree: its `.git` is a file naming an administrative directory.

@@ -8,13 +8,14 @@ use sha2::{Digest, Sha256};
 
 use crate::defaults;
 use crate::error::PolicyError;
+use crate::home::HomeMode;
 use crate::model::{Limits, Network, Posture, Unavailable};
 use crate::paths::PathSpec;
 use crate::profile::Profile;
 
 /// Bumped whenever the meaning of a normalized policy changes, so equal hashes keep meaning equal
 /// behaviour across cordon versions.
-pub const POLICY_FORMAT_EPOCH: u32 = 1;
+pub const POLICY_FORMAT_EPOCH: u32 = 2;
 
 /// An extra writable root and whether it must resolve inside the workspace.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -69,6 +70,8 @@ pub struct Policy {
     limits: Limits,
     unavailable: Unavailable,
     git_admin_writable: bool,
+    home: HomeMode,
+    read: BTreeSet<PathSpec>,
 }
 
 impl Policy {
@@ -121,6 +124,14 @@ impl Policy {
     pub fn git_admin_writable(&self) -> bool {
         self.git_admin_writable
     }
+    /// Whether the home directory is hidden (host posture; the minimal posture always hides it).
+    pub fn home(&self) -> HomeMode {
+        self.home
+    }
+    /// Paths granted read-only on top of the home allowlist (`[filesystem] read`).
+    pub fn read(&self) -> &BTreeSet<PathSpec> {
+        &self.read
+    }
 
     /// The stable hash of this policy: SHA-256 over the format epoch and the normalized policy.
     pub fn hash(&self) -> PolicyHash {
@@ -170,6 +181,8 @@ impl Policy {
             && self.env.set == other.env.set
             && self.limits.no_looser_than(&other.limits)
             && (!self.git_admin_writable || other.git_admin_writable)
+            && (self.home == HomeMode::Hidden || other.home == HomeMode::Visible)
+            && self.read.is_subset(&other.read)
     }
 }
 
@@ -213,6 +226,7 @@ impl PolicyBuilder {
             "network.mode",
             "backend.unavailable",
             "limits",
+            "filesystem.home",
         ] {
             provenance.insert(key.to_owned(), Source::Profile);
         }
@@ -235,6 +249,8 @@ impl PolicyBuilder {
                 limits: d.limits,
                 unavailable: Unavailable::Refuse,
                 git_admin_writable: d.git_admin_writable,
+                home: HomeMode::Hidden,
+                read: BTreeSet::new(),
             },
             provenance,
         }
@@ -281,6 +297,49 @@ impl PolicyBuilder {
             .insert(format!("filesystem.deny_write:{path}"), source);
         self.policy.protected.insert(path);
         Ok(())
+    }
+
+    /// Shows or hides the home directory (global configuration and caller only).
+    pub fn set_home(&mut self, home: HomeMode, source: Source) {
+        self.policy.home = home;
+        self.provenance.insert("filesystem.home".into(), source);
+    }
+
+    /// Grants a read of `path` on top of the home allowlist (global configuration and caller
+    /// only). The whole home directory and `/` are refused here; a grant inside a mask is
+    /// refused when the plan is resolved.
+    pub fn add_read(&mut self, path: PathSpec, source: Source) -> Result<(), PolicyError> {
+        check_literal(&path)?;
+        let why = match &path {
+            PathSpec::Home(rel) if rel.as_os_str().is_empty() => {
+                Some("it is the whole home directory")
+            }
+            PathSpec::Absolute(p) if p == std::path::Path::new("/") => {
+                Some("it is the whole filesystem")
+            }
+            _ => None,
+        };
+        if let Some(why) = why {
+            return Err(PolicyError::ReadGrantRefused {
+                path: path.to_string(),
+                why: why.into(),
+            });
+        }
+        self.provenance
+            .insert(format!("filesystem.read:{path}"), source);
+        self.policy.read.insert(path);
+        Ok(())
+    }
+
+    /// Keeps only the read grants in `keep` (a project file's `read` list: it can only remove).
+    pub fn retain_read(&mut self, keep: &BTreeSet<PathSpec>, source: Source) {
+        let removed: Vec<PathSpec> = self.policy.read.difference(keep).cloned().collect();
+        for path in removed {
+            self.policy.read.remove(&path);
+            self.provenance
+                .insert(format!("filesystem.read-removed:{path}"), source.clone());
+            self.provenance.remove(&format!("filesystem.read:{path}"));
+        }
     }
 
     /// Sets the network.

@@ -367,6 +367,60 @@ fn a_project_file_may_only_remove_destinations_or_deny() {
 }
 
 #[test]
+fn home_and_read_keys_layer_as_documented() {
+    let g = cordon_policy::config::parse_str(
+        "[filesystem]\nhome = \"visible\"\nread = [\"~/.config/rclone\", \"~/.local/share/x\"]\n",
+        std::path::Path::new("g.toml"),
+        cordon_policy::config::LayerKind::Global,
+    )
+    .unwrap();
+    let eff = cordon_policy::config::effective_policy(Some(&g), None, &Default::default()).unwrap();
+    assert_eq!(eff.policy.home(), cordon_policy::HomeMode::Visible);
+    assert_eq!(eff.policy.read().len(), 2);
+    // A project file may only remove grants, and may never show the home.
+    let p = |text: &str| {
+        cordon_policy::config::parse_str(
+            text,
+            std::path::Path::new(".cordon.toml"),
+            cordon_policy::config::LayerKind::Project,
+        )
+        .unwrap()
+    };
+    let narrowed = cordon_policy::config::effective_policy(
+        Some(&g),
+        Some(&p("[filesystem]\nread = [\"~/.config/rclone\"]\n")),
+        &Default::default(),
+    )
+    .unwrap();
+    assert_eq!(narrowed.policy.read().len(), 1);
+    let err = cordon_policy::config::effective_policy(
+        Some(&g),
+        Some(&p("[filesystem]\nread = [\"~/.gnupg-like\"]\n")),
+        &Default::default(),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("filesystem.read"), "{err}");
+    let err = cordon_policy::config::effective_policy(
+        None,
+        Some(&p("[filesystem]\nhome = \"visible\"\n")),
+        &Default::default(),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("filesystem.home"), "{err}");
+    let err = cordon_policy::config::parse_str(
+        "[filesystem]\nread = [\"~\"]\n",
+        std::path::Path::new("g.toml"),
+        cordon_policy::config::LayerKind::Global,
+    )
+    .and_then(|g| cordon_policy::config::effective_policy(Some(&g), None, &Default::default()))
+    .unwrap_err();
+    assert!(
+        err.to_string().contains("filesystem.read") && err.to_string().contains("whole home"),
+        "{err}"
+    );
+}
+
+#[test]
 fn bad_destinations_are_refused_naming_the_key_and_the_rule() {
     for (entry, rule) in [
         ("*", "allows every destination"),
@@ -421,4 +475,25 @@ fn bad_destinations_are_refused_naming_the_key_and_the_rule() {
         err.contains("--allow-host") && err.contains("--network proxy"),
         "{err}"
     );
+}
+
+#[test]
+fn audit_fails_a_visible_home_and_passes_the_default() {
+    let layer = |text: &str| {
+        cordon_policy::config::parse_str(
+            text,
+            std::path::Path::new("g.toml"),
+            cordon_policy::config::LayerKind::Global,
+        )
+        .unwrap()
+    };
+    let check = |global: &cordon_policy::config::ConfigLayer| {
+        cordon_policy::audit::audit(Some(global), None, None, None)
+            .checks
+            .into_iter()
+            .find(|c| c.name == "home-visible")
+            .unwrap()
+    };
+    assert!(!check(&layer("[filesystem]\nhome = \"visible\"\n")).passed);
+    assert!(check(&layer("[filesystem]\nread = [\"~/.config/rclone\"]\n")).passed);
 }

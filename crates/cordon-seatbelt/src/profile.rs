@@ -141,6 +141,11 @@ fn collect(req: &Request<'_>) -> Result<Paths, SeatbeltError> {
             }
             // Outside every writable root: read-only already.
             SkipReason::ProtectedOutsideWritable => {}
+            // Below the hidden home: the private-directory rule denies it; named again so that
+            // a visible tree granted later cannot reopen it.
+            SkipReason::HiddenWithHome => {
+                paths.masks.extend(spelled("credential mask", &s.path)?);
+            }
         }
     }
     for d in &plan.private_dirs {

@@ -181,7 +181,26 @@ fn masks_deny_reading_and_unlinking_even_where_not_yet_present() {
         }
     }
     assert!(j.allows("file-read-data", "/Users/u/.cargo/bin/cargo"));
-    assert!(j.allows("file-read-data", "/Users/u/Documents/notes.txt"));
+}
+
+#[test]
+fn the_home_is_readable_only_where_the_allowlist_says() {
+    let j = shell();
+    // The vetted toolchain trees and the workspace.
+    assert!(j.allows("file-read-data", "/Users/u/.cargo/bin/cargo"));
+    assert!(j.allows("file-read-data", "/Users/u/.rustup/toolchains/x/bin/rustc"));
+    assert!(j.allows("file-read-data", "/Users/u/proj/src/main.rs"));
+    // Anything else of the home: a store nobody listed, a document, the home's listing.
+    for path in [
+        "/Users/u/Documents/notes.txt",
+        "/Users/u/.config/some-new-tool/token",
+        "/Users/u/.gitconfig",
+        "/Users/u",
+    ] {
+        assert!(!j.allows("file-read-data", path), "{path}");
+    }
+    // Outside the home, the host posture still reads everything but the masks.
+    assert!(j.allows("file-read-data", "/usr/lib/libc.dylib"));
 }
 
 #[test]

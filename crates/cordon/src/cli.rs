@@ -144,6 +144,22 @@ pub struct JailOptions {
     /// Wall-clock timeout in seconds.
     #[arg(long, value_name = "SECS")]
     pub timeout: Option<u64>,
+    /// A path below the hidden home shown read-only (repeatable; like `[filesystem] read`).
+    #[arg(long = "read", value_name = "PATH")]
+    pub read: Vec<PathBuf>,
+    /// `hidden` (default): the home directory is private but for the allowlist; `visible`: the
+    /// real home read-only minus the masks (reported by `cordon audit` when configured).
+    #[arg(long, value_enum)]
+    pub home: Option<HomeArg>,
+}
+
+/// `--home`.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum HomeArg {
+    /// A private home but for the vetted trees, PATH trees and read grants.
+    Hidden,
+    /// The real home, read-only, minus the credential masks.
+    Visible,
 }
 
 /// Options shared by `run` and `explain`: the jail's, and the command.

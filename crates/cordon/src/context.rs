@@ -75,7 +75,9 @@ impl Context {
     pub fn plan(&self, policy: &cordon_policy::Policy) -> Result<Plan, CliError> {
         Ok(Plan::resolve(
             policy,
-            &Invocation::at(self.cwd.clone()).with_own_state(self.own_state.iter().cloned()),
+            &Invocation::at(self.cwd.clone())
+                .with_own_state(self.own_state.iter().cloned())
+                .with_host_env(std::env::vars_os()),
             &self.host(),
         )?)
     }

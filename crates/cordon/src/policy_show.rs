@@ -27,6 +27,8 @@ struct Report<'a> {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     network_allow: Vec<Sourced>,
     unavailable: Sourced,
+    home: Sourced,
+    read: Vec<Sourced>,
     limits: BTreeMap<&'static str, Sourced>,
     writable: Vec<Sourced>,
     credential_masks: Vec<Sourced>,
@@ -102,6 +104,12 @@ fn report<'a>(
             .map(|e| sourced(e.clone(), &format!("network.allow:{e}")))
             .collect(),
         unavailable: sourced(policy.unavailable().to_string(), "backend.unavailable"),
+        home: sourced(policy.home().to_string(), "filesystem.home"),
+        read: policy
+            .read()
+            .iter()
+            .map(|r| sourced(r.to_string(), &format!("filesystem.read:{r}")))
+            .collect(),
         limits,
         writable,
         credential_masks: policy
@@ -158,6 +166,7 @@ fn print_text(r: &Report<'_>, out: &mut dyn Write) -> Result<(), CliError> {
         row(out, "  ", "allow", s)?;
     }
     row(out, "", "backend.unavailable", &r.unavailable)?;
+    row(out, "", "filesystem.home", &r.home)?;
     writeln!(out, "limits")?;
     for (name, s) in &r.limits {
         row(out, "  ", name, s)?;
@@ -170,6 +179,7 @@ fn print_text(r: &Report<'_>, out: &mut dyn Write) -> Result<(), CliError> {
         Ok(())
     };
     list(out, "writable roots", &r.writable)?;
+    list(out, "read grants", &r.read)?;
     list(out, "credential masks", &r.credential_masks)?;
     list(out, "protected paths", &r.protected)?;
     list(out, "env passed by name", &r.env_pass)?;
@@ -178,6 +188,45 @@ fn print_text(r: &Report<'_>, out: &mut dyn Write) -> Result<(), CliError> {
     let plan = r.plan;
     writeln!(out, "on this host")?;
     writeln!(out, "  cwd {}", DisplayPath(plan.cwd.clone()))?;
+    match plan.home_access {
+        cordon_policy::HomeMode::Hidden if plan.private_dirs.contains(&plan.home) => writeln!(
+            out,
+            "  home      {} hidden: a private, empty directory but for the trees below",
+            DisplayPath(plan.home.clone())
+        )?,
+        _ => writeln!(
+            out,
+            "  home      {} visible{}",
+            DisplayPath(plan.home.clone()),
+            if plan.posture == cordon_policy::Posture::Minimal {
+                " only through the minimal posture's trees"
+            } else {
+                " (read-only, minus the masks)"
+            }
+        )?,
+    }
+    for t in &plan.home_trees {
+        writeln!(
+            out,
+            "  home tree {} ({})",
+            DisplayPath(t.path.clone()),
+            t.why
+        )?;
+    }
+    writeln!(
+        out,
+        "  stores moved by the environment ({})",
+        plan.relocated.len()
+    )?;
+    for r in &plan.relocated {
+        writeln!(
+            out,
+            "    {}={} {}",
+            r.variable,
+            DisplayPath(r.path.clone()),
+            r.outcome
+        )?;
+    }
     for w in &plan.writable {
         writeln!(out, "  writable  {}", DisplayPath(w.clone()))?;
     }

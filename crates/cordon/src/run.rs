@@ -26,8 +26,20 @@ pub fn plan_for(options: &JailOptions) -> Result<(Context, Plan), CliError> {
         allow_hosts: options.allow_host.clone(),
         pass_env: options.pass_env.clone(),
         timeout_secs: options.timeout,
+        home: options.home.map(|h| match h {
+            crate::cli::HomeArg::Hidden => cordon_policy::HomeMode::Hidden,
+            crate::cli::HomeArg::Visible => cordon_policy::HomeMode::Visible,
+        }),
         ..Overrides::default()
     };
+    for path in &options.read {
+        let path = if path.starts_with("~") {
+            path.clone()
+        } else {
+            std::path::absolute(path).map_err(CliError::CurrentDir)?
+        };
+        overrides.read.push(path);
+    }
     for dir in &options.write {
         overrides
             .writable

@@ -69,11 +69,20 @@ fn policy_show_prints_values_with_their_source_and_the_plan() {
         !stdout.contains("hunter2"),
         "explicit values are never printed"
     );
+    // The home is hidden: ~/.ssh is left to the private home, the home's line says so.
     assert!(
-        stdout.contains(&format!(
+        stdout.contains(&format!("home      {} hidden", env.home.path().display())),
+        "{stdout}"
+    );
+    assert!(
+        !stdout.contains(&format!(
             "masked    {}",
             env.home.path().join(".ssh").display()
         )),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("filesystem.home") && stdout.contains("stores moved by the environment"),
         "{stdout}"
     );
     assert!(
@@ -260,4 +269,55 @@ fn memory_bounds_too_small_to_start_exit_125_naming_key_and_rule_and_run_nothing
         shown.contains("16777216") && shown.contains("268435456"),
         "{shown}"
     );
+}
+
+#[test]
+fn policy_show_lists_each_moved_store_with_its_variable() {
+    let env = Env::new();
+    let moved = common::visible_dir("cordon-moved-");
+    let gnupg = moved.path().canonicalize().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_cordon"))
+        .args(["policy", "show"])
+        .current_dir(&env.work)
+        .env_clear()
+        .env("HOME", env.home.path())
+        .env("PATH", "/usr/bin:/bin")
+        .env("GNUPGHOME", &gnupg)
+        .env("KUBECONFIG", "/nonexistent-a:/nonexistent-b")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains(&format!("GNUPGHOME={} masked", gnupg.display())),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!("masked    {}", gnupg.display())),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("KUBECONFIG=/nonexistent-b missing"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn a_read_grant_of_the_home_or_a_mask_exits_125_naming_the_key_and_the_rule() {
+    let env = Env::new();
+    for grant in ["~", "/", "~/.ssh/id_ed25519"] {
+        env.global(&format!("[filesystem]\nread = [\"{grant}\"]\n"));
+        let out = env.cordon(&["run", "--", "/bin/true"]);
+        assert_eq!(
+            out.status.code(),
+            Some(125),
+            "{grant}: {}",
+            text(&out.stderr)
+        );
+        let err = text(&out.stderr);
+        assert!(
+            err.contains("filesystem.read") && err.contains("rule:"),
+            "{grant}: {err}"
+        );
+    }
 }

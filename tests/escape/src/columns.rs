@@ -95,6 +95,11 @@ impl Column {
         self.jail == Jail::None
     }
 
+    /// Whether this column runs the minimal posture.
+    pub fn minimal(self) -> bool {
+        self.posture == Posture::Minimal
+    }
+
     /// Whether this column runs the Landlock backend.
     pub fn landlock(self) -> bool {
         self.jail == Jail::Landlock

@@ -74,7 +74,7 @@ pub fn cases() -> Vec<Case> {
 }
 
 /// Removes the standard sentinels, leaving only the workspace.
-fn clear_home(ctx: &Ctx<'_>) {
+pub(crate) fn clear_home(ctx: &Ctx<'_>) {
     if let Ok(entries) = std::fs::read_dir(&ctx.home) {
         for e in entries.flatten() {
             if e.path() != ctx.work {
@@ -85,7 +85,7 @@ fn clear_home(ctx: &Ctx<'_>) {
     }
 }
 
-fn leak(ctx: &Ctx<'_>, text: &str) -> Vec<String> {
+pub(crate) fn leak(ctx: &Ctx<'_>, text: &str) -> Vec<String> {
     let marker = ctx.marker();
     text.lines()
         .filter(|l| l.contains(&marker))
@@ -95,7 +95,7 @@ fn leak(ctx: &Ctx<'_>, text: &str) -> Vec<String> {
 }
 
 /// Every line of the workspace's files that holds the marker (a payload may copy secrets there).
-fn leak_in_workspace(ctx: &Ctx<'_>) -> Vec<String> {
+pub(crate) fn leak_in_workspace(ctx: &Ctx<'_>) -> Vec<String> {
     fn walk(p: &Path, marker: &str, out: &mut Vec<String>) {
         let Ok(m) = std::fs::symlink_metadata(p) else {
             return;

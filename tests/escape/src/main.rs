@@ -62,6 +62,7 @@ mod processes;
 mod protected;
 mod resources;
 mod stage;
+mod survey;
 mod usability;
 mod writes;
 
@@ -286,6 +287,7 @@ pub fn all_cases() -> Vec<Case> {
     cases.extend(writes::cases());
     cases.extend(protected::cases());
     cases.extend(creds::cases());
+    cases.extend(survey::cases());
     cases.extend(env::cases());
     cases.extend(processes::cases());
     cases.extend(neighbours::cases());
@@ -314,6 +316,7 @@ pub const MUTANTS: &[&str] = &[
     "env-whole",
     "no-private-tmp",
     "protected-writable",
+    "home-visible",
     "no-timeout",
     "no-kill-after-launcher-death",
 ];

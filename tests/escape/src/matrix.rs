@@ -326,7 +326,7 @@ impl Matrix {
              `cargo xtask escape-suite --mutants` proves the suite can fail: it reruns the cases \
              against launchers weakened one defence at a time (no network namespace, no seccomp \
              filter, no PID namespace, no credential masks, a writable root, inherited descriptors \
-             kept, the whole environment, no private `/tmp`, writable protected paths, no \
+             kept, the whole environment, no private `/tmp`, writable protected paths, the home shown as on the host, no \
              timeout, nothing killing a jail whose launcher died) and fails unless each weakening turns at least one case ESCAPED, in the first \
              bubblewrap column and in the serve column (jails built ahead of their command are \
              weakened the same way). A weakening is one value the CLI of a mutants build sets on \

@@ -53,6 +53,12 @@ pub fn cases() -> Vec<Case> {
         .landlock_limit(
             "a commit creates `.git/index.lock` directly in `.git`, which, like the workspace root, cannot get new entries under Landlock (only below its existing subdirectories)",
         ),
+        control(
+            "use/git-identity",
+            c,
+            "with the home hidden, `git commit` takes the host's user.name and user.email, and nothing else of ~/.gitconfig",
+            git_identity,
+        ),
         control("use/python3", c, "python3 runs a script", python),
         control(
             "use/c-compile",
@@ -73,6 +79,12 @@ pub fn cases() -> Vec<Case> {
             cargo,
         ),
         control("use/node", c, "node -e", node),
+        control(
+            "use/home-toolchains",
+            c,
+            "with the home hidden: vetted toolchain trees (cargo's registry cache, rustup, pyenv, ~/.local/bin) and a PATH entry's tree are readable and run",
+            home_toolchains,
+        ),
         control(
             "use/pipes-socketpair",
             c,
@@ -182,6 +194,42 @@ fn git_existing(ctx: &Ctx<'_>) -> Outcome {
          git status --short && git checkout -q -b topic && echo \"commits $(git log --oneline | wc -l)\"",
     );
     expect(ctx, &out, "commits 2")
+}
+
+fn git_identity(ctx: &Ctx<'_>) -> Outcome {
+    if ctx.column.minimal() {
+        return Outcome::new(
+            Verdict::Unavailable,
+            "the minimal posture gives no git identity (its home is unchanged by the allowlist)",
+        );
+    }
+    let config = format!(
+        "[user]\n\tname = Escape Tester\n\temail = tester@example.invalid\n\
+         [credential]\n\thelper = store\n[url \"https://{}@example.invalid/\"]\n\tinsteadOf = https://example.invalid/\n",
+        ctx.marker()
+    );
+    if let Err(e) = ctx
+        .plant(&ctx.home.join(".gitconfig"), &config)
+        .and_then(|()| ctx.scratch().map(drop))
+    {
+        return Outcome::new(Verdict::Inconclusive, format!("harness: {e}"));
+    }
+    // In scratch/, which exists: the Landlock backend cannot create `.git` directly in the
+    // workspace root.
+    let out = ctx.sh(
+        "cd scratch && git init -q repo && cd repo && git commit -q --allow-empty -m one && \
+         git log -1 --format='who %an <%ae>'; git config --global --list 2>&1; cat ~/.gitconfig 2>&1; true",
+    );
+    let works = out.code == Some(0)
+        && out
+            .out
+            .contains("who Escape Tester <tester@example.invalid>")
+        && !out.all().contains(&ctx.marker());
+    ctx.control(
+        &out,
+        works,
+        "the identity, and no other line of ~/.gitconfig",
+    )
 }
 
 fn python(ctx: &Ctx<'_>) -> Outcome {
@@ -300,6 +348,59 @@ fn node(ctx: &Ctx<'_>) -> Outcome {
     }
     let out = ctx.sh("node -e 'console.log(\"node says\", 6 * 7)'");
     expect(ctx, &out, "node says 42")
+}
+
+/// The allowlist is not too strict: what a toolchain needs from the home is there, read-only.
+fn home_toolchains(ctx: &Ctx<'_>) -> Outcome {
+    // The minimal posture binds only its own list (~/.rustup, ~/.cargo, ~/.pyenv, ~/.nvm).
+    let mut trees = vec![
+        ".cargo/registry/cache/index.crates.io/tiny-0.1.0.crate",
+        ".cargo/bin/cargo-tiny",
+        ".rustup/toolchains/stable/lib/rustlib/manifest",
+        ".pyenv/versions/3.0/bin/python-tiny",
+    ];
+    if !ctx.column.minimal() {
+        trees.extend([
+            ".local/bin/pipx-tiny",
+            "go/pkg/mod/cache/download/tiny.info",
+            ".tools/bin/tiny-tool",
+        ]);
+    }
+    for t in &trees {
+        let script = format!("#!/bin/sh\necho ran-{}\n", t.replace('/', "_"));
+        if let Err(e) = ctx.plant(&ctx.home.join(t), &script) {
+            return Outcome::new(Verdict::Inconclusive, e);
+        }
+        let _ = std::fs::set_permissions(
+            ctx.home.join(t),
+            std::os::unix::fs::PermissionsExt::from_mode(0o755),
+        );
+    }
+    let path = format!(
+        "{}:{}",
+        ctx.home.join(".tools/bin").display(),
+        super::harness::STD_PATH
+    );
+    let list = trees
+        .iter()
+        .map(|t| format!("\"$HOME/{t}\""))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let out = ctx
+        .cordon()
+        .path(&path)
+        .sh(&format!("for f in {list}; do \"$f\"; done; echo done"))
+        .run();
+    let missing: Vec<String> = trees
+        .iter()
+        .map(|t| format!("ran-{}", t.replace('/', "_")))
+        .filter(|m| !out.out.contains(m.as_str()))
+        .collect();
+    ctx.control(
+        &out,
+        out.code == Some(0) && missing.is_empty(),
+        format!("{} tree(s) planted; not run: {missing:?}", trees.len()),
+    )
 }
 
 fn socketpair(ctx: &Ctx<'_>) -> Outcome {

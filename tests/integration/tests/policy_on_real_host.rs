@@ -40,10 +40,16 @@ fn a_project_file_on_disk_resolves_against_the_real_host() {
             .iter()
             .any(|m| m.target == work.join(".env") && m.kind == EntryKind::File)
     );
+    // ~/.ssh lies in the hidden home, outside every visible tree: the private home hides it.
     assert!(
-        plan.masks
+        plan.private_dirs
+            .contains(&home.path().canonicalize().unwrap())
+    );
+    assert!(
+        plan.skipped
             .iter()
-            .any(|m| m.target.ends_with(".ssh") && m.kind == EntryKind::Dir)
+            .any(|s| s.path.ends_with(".ssh")
+                && s.reason == cordon_policy::SkipReason::HiddenWithHome)
     );
     assert!(
         plan.protected

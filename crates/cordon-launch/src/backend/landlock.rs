@@ -176,6 +176,9 @@ impl Backend for LandlockBackend {
 
         let mut vars = env.clone();
         vars.insert("TMPDIR".into(), temp.clone().into_os_string());
+        for (name, value) in plan.jail_env() {
+            vars.insert(name.into(), value.into());
+        }
         let mut command = Command::new(&self.config.stage_binary);
         command
             .args(stage_argv)

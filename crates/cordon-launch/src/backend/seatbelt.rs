@@ -232,6 +232,7 @@ impl Backend for SeatbeltBackend {
             .env_clear()
             .envs(env)
             .env("TMPDIR", &tmpdir)
+            .envs(plan.jail_env())
             .current_dir(&plan.cwd);
         for name in ["TMP", "TEMP"] {
             if env.contains_key(OsStr::new(name)) {

@@ -273,7 +273,7 @@ impl Launcher {
         if argv.is_empty() {
             return Err(LaunchError::EmptyCommand);
         }
-        let env = ChildEnv::build(host_env.iter().cloned(), &plan.env)?;
+        let env = child_env(plan, host_env)?;
         let backend = self.backends.first().ok_or_else(|| LaunchError::Io {
             what: "explain".into(),
             source: std::io::Error::other("no backend on this platform"),
@@ -323,7 +323,7 @@ impl Launcher {
             plan: mutated.as_ref().unwrap_or(req.plan),
             ..*req
         };
-        let env = ChildEnv::build(req.host_env.iter().cloned(), &req.plan.env)?;
+        let env = child_env(req.plan, req.host_env)?;
         let env_dropped = env
             .dropped_counts()
             .into_iter()
@@ -613,6 +613,12 @@ pub fn policy_hash(plan: &Plan) -> String {
         "sha256:{}",
         d.iter().map(|b| format!("{b:02x}")).collect::<String>()
     )
+}
+
+/// The jail's environment: the host's filtered by the plan's policy. Each backend adds what the
+/// plan sets itself ([`Plan::jail_env`]), so the launcher adds nothing to a jail.
+fn child_env(plan: &Plan, host_env: &[(OsString, OsString)]) -> Result<ChildEnv, LaunchError> {
+    Ok(ChildEnv::build(host_env.iter().cloned(), &plan.env)?)
 }
 
 fn run_unsandboxed(

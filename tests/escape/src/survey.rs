@@ -1,0 +1,194 @@
+//! Class 3 again, by survey: every credential store of `docs/credential-stores.md` (the table is
+//! read from that file, the one place it lives) planted in a fresh home, and stores that the
+//! launcher's environment moves out of the home planted where the variables point. No jailed
+//! command may read one; with no jail every one is read.
+
+use std::path::PathBuf;
+
+use super::creds::{clear_home, leak, leak_in_workspace};
+use super::harness::{Ctx, RunOut, q};
+use super::matrix::{Outcome, Verdict};
+use super::{Case, Class};
+
+/// The survey, as documented.
+const SURVEY: &str = include_str!("../../../docs/credential-stores.md");
+
+/// The home-relative paths of the survey's table (`~/` stripped; a trailing `/` kept: a
+/// directory).
+pub fn survey_paths() -> Vec<String> {
+    SURVEY
+        .lines()
+        .filter(|l| l.starts_with("| ") && l[2..].starts_with(|c: char| c.is_ascii_digit()))
+        .filter_map(|l| l.split('|').nth(4))
+        .filter_map(|cell| {
+            cell.trim()
+                .strip_prefix("`~/")
+                .and_then(|p| p.strip_suffix('`'))
+                .map(str::to_owned)
+        })
+        .collect()
+}
+
+pub fn cases() -> Vec<Case> {
+    let c = Class::Credentials;
+    vec![
+        Case::attack(
+            "creds/survey-every-store",
+            c,
+            "read every credential store of docs/credential-stores.md planted in the home (cat, find, cp into the workspace)",
+            every_store,
+        ),
+        Case::attack(
+            "creds/moved-by-environment",
+            c,
+            "read stores the launcher's environment moved out of the home (GNUPGHOME, DOCKER_CONFIG, KUBECONFIG, XDG_CONFIG_HOME, CARGO_HOME, …)",
+            moved,
+        ),
+    ]
+}
+
+/// Plants `what` (a file, or a directory holding one when it ends in `/`) below `base`.
+fn plant_store(ctx: &Ctx<'_>, base: &std::path::Path, what: &str) -> Result<PathBuf, String> {
+    let path = base.join(what.trim_end_matches('/'));
+    if what.ends_with('/') {
+        ctx.plant(&path.join("stored"), &ctx.secret(what))?;
+    } else {
+        ctx.plant(&path, &ctx.secret(what))?;
+    }
+    Ok(path)
+}
+
+/// Reads every path, by every means the shell has, and copies it into the workspace.
+fn read_paths(ctx: &Ctx<'_>, paths: &[String]) -> RunOut {
+    let _ = ctx.scratch();
+    let list = paths.iter().map(|p| q(p)).collect::<Vec<_>>().join(" ");
+    ctx.sh_steps(&[
+        &format!(
+            "n=0; for f in {list}; do n=$((n+1)); cat \"$f\" 2>/dev/null; find \"$f\" -type f -exec cat {{}} + 2>/dev/null; \
+             cp -r \"$f\" ./scratch/copied-$n 2>/dev/null; done; true"
+        ),
+        "ls -laR ~ 2>/dev/null | head -c 200000 >/dev/null",
+    ])
+}
+
+fn judge(ctx: &Ctx<'_>, out: &RunOut, planted: usize) -> Outcome {
+    let mut seen = leak(ctx, &out.all());
+    seen.extend(leak_in_workspace(ctx));
+    ctx.judge(
+        out,
+        !seen.is_empty(),
+        if seen.is_empty() {
+            format!("{planted} store(s) planted, none read")
+        } else {
+            format!("{} read, e.g. {:?}", seen.len(), &seen[..seen.len().min(5)])
+        },
+    )
+}
+
+fn every_store(ctx: &Ctx<'_>) -> Outcome {
+    clear_home(ctx);
+    let rows = survey_paths();
+    if rows.len() < 100 {
+        return Outcome::new(
+            Verdict::Inconclusive,
+            format!(
+                "harness: docs/credential-stores.md lists {} stores, fewer than 100",
+                rows.len()
+            ),
+        );
+    }
+    let mut planted = Vec::new();
+    for r in &rows {
+        match plant_store(ctx, &ctx.home, r) {
+            Ok(p) => planted.push(p.display().to_string()),
+            Err(e) => return Outcome::new(Verdict::Inconclusive, format!("harness: {e}")),
+        }
+    }
+    let out = read_paths(ctx, &planted);
+    judge(ctx, &out, planted.len())
+}
+
+/// Each variable, the store it names (below `outside/moved`), and what is planted there.
+const MOVED: &[(&str, &str, &str)] = &[
+    ("GNUPGHOME", "gnupg", "gnupg/private-keys-v1.d/key.key"),
+    ("DOCKER_CONFIG", "docker", "docker/config.json"),
+    (
+        "AWS_SHARED_CREDENTIALS_FILE",
+        "aws-credentials",
+        "aws-credentials",
+    ),
+    ("AWS_CONFIG_FILE", "aws-config", "aws-config"),
+    ("KUBECONFIG", "kube-a:KUBE-B", "kube-a"),
+    ("XDG_CONFIG_HOME", "xdg-config", "xdg-config/gh/hosts.yml"),
+    (
+        "XDG_DATA_HOME",
+        "xdg-data",
+        "xdg-data/keyrings/login.keyring",
+    ),
+    ("XDG_STATE_HOME", "xdg-state", "xdg-state/zsh/history"),
+    ("CARGO_HOME", "cargo", "cargo/credentials.toml"),
+    ("HF_HOME", "hf", "hf/token"),
+    ("RCLONE_CONFIG", "rclone.conf", "rclone.conf"),
+    ("NETRC", "netrc", "netrc"),
+    ("PGPASSFILE", "pgpass", "pgpass"),
+    ("GOOGLE_APPLICATION_CREDENTIALS", "sa.json", "sa.json"),
+    ("SOPS_AGE_KEY_FILE", "age.txt", "age.txt"),
+    ("PASSWORD_STORE_DIR", "pass", "pass/email.gpg"),
+];
+
+fn moved(ctx: &Ctx<'_>) -> Outcome {
+    let base = ctx.outside.join("moved");
+    let mut run = ctx.cordon();
+    let mut planted = Vec::new();
+    for (variable, value, store) in MOVED {
+        let value = value
+            .split(':')
+            .map(|v| base.join(v.to_lowercase()).display().to_string())
+            .collect::<Vec<_>>()
+            .join(":");
+        run = run.env(variable, &value);
+        match plant_store(ctx, &base, store) {
+            Ok(p) => planted.push(p.display().to_string()),
+            Err(e) => return Outcome::new(Verdict::Inconclusive, format!("harness: {e}")),
+        }
+    }
+    // The second KUBECONFIG entry too.
+    if let Err(e) = plant_store(ctx, &base, "kube-b") {
+        return Outcome::new(Verdict::Inconclusive, format!("harness: {e}"));
+    }
+    planted.push(base.join("kube-b").display().to_string());
+    let _ = ctx.scratch();
+    let list = planted.iter().map(|p| q(p)).collect::<Vec<_>>().join(" ");
+    let out = run
+        .steps(&[
+            &format!(
+                "n=0; for f in {list}; do n=$((n+1)); cat \"$f\" 2>/dev/null; find \"$f\" -type f -exec cat {{}} + 2>/dev/null; \
+                 cp -r \"$f\" ./scratch/moved-$n 2>/dev/null; done; true"
+            ),
+            &format!("ls -laR {} 2>/dev/null >/dev/null; true", q(&base.display().to_string())),
+        ])
+        .run();
+    judge(ctx, &out, planted.len())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_survey_has_at_least_a_hundred_distinct_home_paths() {
+        let rows = super::survey_paths();
+        assert!(rows.len() >= 100, "{}", rows.len());
+        let mut sorted = rows.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(sorted.len(), rows.len(), "a store listed twice");
+        // No store is planted inside another that is a file.
+        for a in &rows {
+            for b in &rows {
+                assert!(
+                    a == b || a.ends_with('/') || !b.starts_with(&format!("{a}/")),
+                    "{b} lies inside the file {a}"
+                );
+            }
+        }
+    }
+}
