@@ -39,9 +39,11 @@
 //! ```
 
 pub mod audit;
+pub mod autorun;
 pub mod config;
 pub mod defaults;
 mod error;
+pub mod gitdirs;
 pub mod guard;
 mod host;
 mod model;

@@ -13,6 +13,7 @@ use crate::model::{Limits, Network, Posture, Unavailable};
 use crate::paths::{PathSpec, check_no_nul, is_within, serialize_path, serialize_paths};
 use crate::policy::{Policy, PolicyHash};
 use crate::profile::Profile;
+use crate::{autorun, gitdirs};
 
 /// One command's place on the host.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -549,8 +550,38 @@ fn resolve_protected(
         candidates.push(wt.common.join("hooks"));
         candidates.push(wt.common.join("config"));
     }
+    let mut missing_redirects: Vec<PathBuf> = Vec::new();
+    for root in granted {
+        // Root-level patterns (`*.code-workspace`): one readdir of the root.
+        if let Some(names) = host.list_dir(root) {
+            for name in names {
+                let Some(text) = name.to_str() else { continue };
+                if autorun::root_patterns().any(|p| autorun::pattern_matches(p, text)) {
+                    candidates.push(root.join(&name));
+                }
+            }
+        }
+        // Git's internals, from the repository's structure.
+        let layout = gitdirs::discover(host, root);
+        for dir in &layout.git_dirs {
+            candidates.extend(autorun::git_dir_paths().map(|p| dir.join(p)));
+        }
+        candidates.extend(layout.redirects.iter().cloned());
+        candidates.extend(layout.whole);
+        missing_redirects.extend(layout.missing_redirects);
+    }
     let mut protected = Vec::new();
     let mut skipped = Vec::new();
+    for path in missing_redirects {
+        if writable.iter().any(|r| is_within(&path, r)) {
+            skipped.push(Skipped {
+                path,
+                reason: SkipReason::ProtectedMissing,
+            });
+        }
+    }
+    candidates.sort();
+    candidates.dedup();
     for path in candidates {
         let Some(canonical) = host.canonicalize(&path) else {
             if writable.iter().any(|r| is_within(&path, r)) {

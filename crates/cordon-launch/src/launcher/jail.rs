@@ -33,6 +33,8 @@ pub(crate) struct Jail {
     pub(crate) seen: Option<Seen>,
     /// The plan's paths, to say which rule each denial the command printed met.
     pub(crate) judge: Box<crate::violations::JailRules>,
+    /// Auto-run names missing at launch, looked for once the jail is gone (sweep.rs).
+    pub(crate) sweep: crate::sweep::Sweep,
 }
 
 impl std::fmt::Debug for Jail {
@@ -160,6 +162,8 @@ impl Jail {
             violations::annotate(&mut result.violations, &self.judge);
             return Ok(result);
         }
+        // The jail's processes are gone: what it created at auto-run names is moved aside.
+        let planted = self.sweep.run();
         let mut result = finish(
             supervised,
             Some(self.backend.into()),
@@ -170,6 +174,7 @@ impl Jail {
         );
         result.landlock = landlock;
         violations::annotate(&mut result.violations, &self.judge);
+        result.violations.extend(planted);
         Ok(result)
     }
 
