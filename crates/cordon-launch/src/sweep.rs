@@ -52,11 +52,13 @@ impl Sweep {
             .collect();
         roots.sort();
         roots.dedup();
-        let known = plan.protected.iter().map(|p| p.path.clone()).collect();
+        let known: BTreeSet<PathBuf> = plan.protected.iter().map(|p| p.path.clone()).collect();
         let nested = plan
             .skipped
             .iter()
             .filter(|s| s.reason == SkipReason::ProtectedMissing)
+            // A placeholder made for the run is protected, not missing.
+            .filter(|s| !known.contains(&s.path))
             .filter(|s| {
                 let top_name = s
                     .path
