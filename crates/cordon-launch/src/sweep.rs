@@ -38,6 +38,23 @@ pub(crate) struct Sweep {
     known: BTreeSet<PathBuf>,
     /// Missing protected paths below a root's top: one `lstat` each.
     nested: Vec<PathBuf>,
+    /// Files put back after the run (the plan's `restored`), with their content at launch.
+    restored: Vec<(PathBuf, Vec<u8>)>,
+}
+
+/// At most this many bytes of a file to put back are kept (a git config is far smaller); a
+/// larger one is not kept, and the sweep reports it changed whatever happens.
+const RESTORED_MAX: u64 = 1 << 20;
+
+fn read_bounded(path: &Path) -> Option<Vec<u8>> {
+    use std::io::Read;
+    let mut out = Vec::new();
+    std::fs::File::open(path)
+        .ok()?
+        .take(RESTORED_MAX + 1)
+        .read_to_end(&mut out)
+        .ok()?;
+    Some(out)
 }
 
 impl Sweep {
@@ -72,10 +89,17 @@ impl Sweep {
             })
             .map(|s| s.path.clone())
             .collect();
+        // Read now, before the jail starts.
+        let restored = plan
+            .restored
+            .iter()
+            .filter_map(|p| read_bounded(&p.path).map(|c| (p.path.clone(), c)))
+            .collect();
         Sweep {
             roots,
             known,
             nested,
+            restored,
         }
     }
 
@@ -108,7 +132,55 @@ impl Sweep {
         }
         found.sort();
         found.dedup();
-        found.iter().map(|p| quarantine(p)).collect()
+        let mut out: Vec<Violation> = found.iter().map(|p| quarantine(p)).collect();
+        for (path, before) in &self.restored {
+            if read_bounded(path).as_ref() != Some(before) {
+                out.push(restore(path, before));
+            }
+        }
+        out
+    }
+}
+
+/// Puts `content` back at `path` (a temporary file in the same directory, renamed over it).
+fn restore(path: &Path, content: &[u8]) -> Violation {
+    let shown = path.display();
+    let rule = "rule restored-after-run: this file makes host programs run code; the command may rewrite it while it runs, and what it was at launch is put back after the run".to_owned();
+    let done = (|| -> std::io::Result<()> {
+        let dir = path
+            .parent()
+            .ok_or_else(|| std::io::Error::other("no parent directory"))?;
+        if std::fs::canonicalize(dir)?.as_path() != dir {
+            return Err(std::io::Error::other(format!(
+                "{} no longer resolves to itself",
+                dir.display()
+            )));
+        }
+        if content.len() as u64 > RESTORED_MAX {
+            return Err(std::io::Error::other("too large to have been kept"));
+        }
+        let tmp = dir.join(format!(".config.cordon-restore-{}", crate::token::nonce()));
+        let written = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+            .and_then(|mut f| std::io::Write::write_all(&mut f, content));
+        if let Err(e) = written.and_then(|()| std::fs::rename(&tmp, path)) {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(e);
+        }
+        Ok(())
+    })();
+    let mut line = match done {
+        Ok(()) => format!("{shown} was changed during the run; put back as it was at launch"),
+        Err(e) => format!("{shown} was changed during the run and could not be put back: {e}"),
+    };
+    line.truncate(line.floor_char_boundary(240));
+    Violation {
+        kind: ViolationKind::Planted,
+        line,
+        path: Some(shown.to_string()),
+        rule: Some(rule),
     }
 }
 
@@ -207,6 +279,10 @@ mod tests {
         std::fs::write(work.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
         std::fs::write(work.join(".git/config"), "").unwrap();
         std::fs::create_dir(work.join(".vscode")).unwrap();
+        let sub = work.join(".git/modules/lib");
+        std::fs::create_dir_all(sub.join("hooks")).unwrap();
+        std::fs::write(sub.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::fs::write(sub.join("config"), "[core]\n\tworktree = ../../../lib\n").unwrap();
         let host = RealHost::new(Some(top.join("home").into_os_string()));
         std::fs::create_dir(top.join("home")).unwrap();
         let plan = Plan::resolve(
@@ -225,7 +301,15 @@ mod tests {
         std::fs::write(work.join(".git/info/attributes"), "* filter=x\n").unwrap();
         std::fs::write(work.join("notes.txt"), "mine\n").unwrap();
         std::fs::write(work.join(".vscode/tasks.json"), "{}").unwrap();
-        let v = sweep.run();
+        std::fs::write(sub.join("config"), "[core]\n\tfsmonitor = evil\n").unwrap();
+        let mut v = sweep.run();
+        let restored = v.pop().unwrap();
+        assert_eq!(restored.path.as_deref(), sub.join("config").to_str());
+        assert!(restored.line.contains("put back"), "{}", restored.line);
+        assert_eq!(
+            std::fs::read_to_string(sub.join("config")).unwrap(),
+            "[core]\n\tworktree = ../../../lib\n"
+        );
         let paths: Vec<&str> = v.iter().filter_map(|v| v.path.as_deref()).collect();
         let want = [
             work.join(".claude"),

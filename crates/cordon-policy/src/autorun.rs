@@ -42,6 +42,9 @@ pub enum Scope {
     Root,
     /// Each git directory found from the repository's structure.
     GitDir,
+    /// Each submodule's git directory (below `.git/modules`): overrides the [`Scope::GitDir`]
+    /// entry of the same path there.
+    SubmoduleGitDir,
 }
 
 /// When the program reads the file and can run what it names.
@@ -68,6 +71,11 @@ pub enum When {
 pub enum Protection {
     /// Read-only (bound read-only, denied by name, or outside the write grants).
     ReadOnly,
+    /// Writable while the command runs, its content read at launch and put back after the run
+    /// when it changed (reported as a violation): for a file a routine command rewrites in
+    /// place, such as a submodule's `config`, which `git submodule update` rewrites on every
+    /// run. Seatbelt, which cannot put anything back, denies it like [`Protection::ReadOnly`].
+    RestoredAfterRun,
 }
 
 /// One auto-run file or directory.
@@ -125,320 +133,84 @@ const fn git(path: &'static str, when: When, why: &'static str) -> AutoRun {
     }
 }
 
+const fn submodule(path: &'static str, when: When, why: &'static str) -> AutoRun {
+    AutoRun {
+        matcher: Matcher::Path(path),
+        scope: Scope::SubmoduleGitDir,
+        program: "git",
+        when,
+        why,
+        protection: Protection::RestoredAfterRun,
+    }
+}
+
 use When::{AgentStart, Commit, ContainerStart, CordonRun, EnterDirectory, FolderOpen, GitCommand};
 
-/// The registry. Order is for the reader; nothing depends on it.
+/// The registry. Order is for the reader; nothing depends on it. One entry per line.
+#[rustfmt::skip]
 pub const REGISTRY: &[AutoRun] = &[
     // Git, in every git directory the repository's structure names.
-    git(
-        "hooks",
-        Commit,
-        "an executable hook runs at the hook's event",
-    ),
-    git(
-        "config",
-        GitCommand,
-        "core.fsmonitor, core.hooksPath, core.pager, aliases, filter and diff drivers name programs git runs",
-    ),
-    git(
-        "info/attributes",
-        GitCommand,
-        "attributes pick the filter and diff drivers git runs on files",
-    ),
-    git(
-        "commondir",
-        GitCommand,
-        "redirects git to another directory's config and hooks",
-    ),
-    git(
-        "config.worktree",
-        GitCommand,
-        "a worktree's own settings, read like config when extensions.worktreeConfig is set",
-    ),
-    git(
-        "gitdir",
-        GitCommand,
-        "a linked worktree's back link; rewritten, git prunes or repairs the wrong worktree",
-    ),
+    git("hooks", Commit, "an executable hook runs at the hook's event"),
+    git("config", GitCommand, "core.fsmonitor, core.hooksPath, core.pager, aliases, filter and diff drivers name programs git runs"),
+    git("info/attributes", GitCommand, "attributes pick the filter and diff drivers git runs on files"),
+    git("commondir", GitCommand, "redirects git to another directory's config and hooks"),
+    git("config.worktree", GitCommand, "a worktree's own settings, read like config when extensions.worktreeConfig is set"),
+    git("gitdir", GitCommand, "a linked worktree's back link; rewritten, git prunes or repairs the wrong worktree"),
+    submodule("config", GitCommand, "a submodule's settings (core.fsmonitor runs on the superproject's `git status`); `git submodule update` rewrites it on every run, so it is put back after the run instead of bound read-only"),
     // Git, in the work tree.
-    root(
-        ".gitmodules",
-        "git",
-        GitCommand,
-        "submodule URLs and update commands (`update = !cmd`) that `git submodule update` runs",
-    ),
-    root(
-        ".gitattributes",
-        "git",
-        GitCommand,
-        "attributes pick the filter and diff drivers git runs on files",
-    ),
+    root(".gitmodules", "git", GitCommand, "submodule URLs and update commands (`update = !cmd`) that `git submodule update` runs"),
+    root(".gitattributes", "git", GitCommand, "attributes pick the filter and diff drivers git runs on files"),
     // Hook managers: the hook installed in the protected hooks directory runs what these name.
-    root(
-        ".husky",
-        "husky (via core.hooksPath)",
-        Commit,
-        "each file is a shell script the hook runs",
-    ),
-    root(
-        ".pre-commit-config.yaml",
-        "pre-commit",
-        Commit,
-        "names the repositories and local commands the pre-commit hook runs",
-    ),
-    root(
-        "lefthook.yml",
-        "lefthook",
-        Commit,
-        "commands the lefthook hook runs",
-    ),
-    root(
-        "lefthook.yaml",
-        "lefthook",
-        Commit,
-        "commands the lefthook hook runs",
-    ),
-    root(
-        ".lefthook.yml",
-        "lefthook",
-        Commit,
-        "commands the lefthook hook runs",
-    ),
-    root(
-        ".lefthook.yaml",
-        "lefthook",
-        Commit,
-        "commands the lefthook hook runs",
-    ),
-    root(
-        "lefthook-local.yml",
-        "lefthook",
-        Commit,
-        "local commands the lefthook hook runs",
-    ),
-    root(
-        ".lefthook-local.yml",
-        "lefthook",
-        Commit,
-        "local commands the lefthook hook runs",
-    ),
-    root(
-        ".lefthook",
-        "lefthook",
-        Commit,
-        "scripts the lefthook hook runs",
-    ),
-    root(
-        ".overcommit.yml",
-        "overcommit",
-        Commit,
-        "hooks and commands the overcommit hook runs",
-    ),
-    pattern(
-        ".lintstagedrc*",
-        "lint-staged (from a pre-commit hook)",
-        Commit,
-        "commands run on the staged files",
-    ),
-    pattern(
-        "lint-staged.config.*",
-        "lint-staged (from a pre-commit hook)",
-        Commit,
-        "commands run on the staged files",
-    ),
+    root(".husky", "husky (via core.hooksPath)", Commit, "each file is a shell script the hook runs"),
+    root(".pre-commit-config.yaml", "pre-commit", Commit, "names the repositories and local commands the pre-commit hook runs"),
+    root("lefthook.yml", "lefthook", Commit, "commands the lefthook hook runs"),
+    root("lefthook.yaml", "lefthook", Commit, "commands the lefthook hook runs"),
+    root(".lefthook.yml", "lefthook", Commit, "commands the lefthook hook runs"),
+    root(".lefthook.yaml", "lefthook", Commit, "commands the lefthook hook runs"),
+    root("lefthook-local.yml", "lefthook", Commit, "local commands the lefthook hook runs"),
+    root(".lefthook-local.yml", "lefthook", Commit, "local commands the lefthook hook runs"),
+    root(".lefthook", "lefthook", Commit, "scripts the lefthook hook runs"),
+    root(".overcommit.yml", "overcommit", Commit, "hooks and commands the overcommit hook runs"),
+    pattern(".lintstagedrc*", "lint-staged (from a pre-commit hook)", Commit, "commands run on the staged files"),
+    pattern("lint-staged.config.*", "lint-staged (from a pre-commit hook)", Commit, "commands run on the staged files"),
     // Development containers: initializeCommand runs on the host.
-    root(
-        ".devcontainer",
-        "devcontainer CLI, VS Code, Codespaces",
-        ContainerStart,
-        "initializeCommand runs on the host before the container exists",
-    ),
-    root(
-        ".devcontainer.json",
-        "devcontainer CLI, VS Code, Codespaces",
-        ContainerStart,
-        "initializeCommand runs on the host before the container exists",
-    ),
+    root(".devcontainer", "devcontainer CLI, VS Code, Codespaces", ContainerStart, "initializeCommand runs on the host before the container exists"),
+    root(".devcontainer.json", "devcontainer CLI, VS Code, Codespaces", ContainerStart, "initializeCommand runs on the host before the container exists"),
     // Shells.
-    root(
-        ".envrc",
-        "direnv",
-        EnterDirectory,
-        "a shell script direnv evaluates once the user allowed the directory",
-    ),
+    root(".envrc", "direnv", EnterDirectory, "a shell script direnv evaluates once the user allowed the directory"),
     // Editors.
-    root(
-        ".vscode",
-        "VS Code and its forks",
-        FolderOpen,
-        "tasks.json runs tasks on folder open; settings.json names interpreters, formatters and terminals; mcp.json starts servers",
-    ),
-    pattern(
-        "*.code-workspace",
-        "VS Code and its forks",
-        FolderOpen,
-        "a workspace file holds settings and tasks like .vscode",
-    ),
-    root(
-        ".idea",
-        "JetBrains IDEs",
-        FolderOpen,
-        "run configurations, startup tasks, file watchers and external tools",
-    ),
-    pattern(
-        "*.ipr",
-        "JetBrains IDEs",
-        FolderOpen,
-        "a project file in the old format, with run configurations",
-    ),
-    root(
-        ".fleet",
-        "JetBrains Fleet",
-        FolderOpen,
-        "run configurations and settings",
-    ),
-    root(
-        ".zed",
-        "Zed",
-        FolderOpen,
-        "settings.json names language servers and formatters; tasks.json holds tasks",
-    ),
-    root(
-        ".helix",
-        "Helix",
-        FolderOpen,
-        "languages.toml names language servers and formatters it starts",
-    ),
-    root(
-        ".dir-locals.el",
-        "Emacs",
-        FolderOpen,
-        "directory variables, including eval forms",
-    ),
-    root(
-        ".dir-locals-2.el",
-        "Emacs",
-        FolderOpen,
-        "directory variables, including eval forms",
-    ),
-    root(
-        ".exrc",
-        "Vim, Neovim (with 'exrc')",
-        FolderOpen,
-        "Ex commands run at start-up in the directory",
-    ),
-    root(
-        ".vimrc",
-        "Vim (with 'exrc')",
-        FolderOpen,
-        "Vim script run at start-up in the directory",
-    ),
-    root(
-        ".nvimrc",
-        "Neovim (with 'exrc')",
-        FolderOpen,
-        "Vim script run at start-up in the directory",
-    ),
-    root(
-        ".nvim.lua",
-        "Neovim (with 'exrc')",
-        FolderOpen,
-        "Lua run at start-up in the directory",
-    ),
+    root(".vscode", "VS Code and its forks", FolderOpen, "tasks.json runs tasks on folder open; settings.json names interpreters, formatters and terminals; mcp.json starts servers"),
+    pattern("*.code-workspace", "VS Code and its forks", FolderOpen, "a workspace file holds settings and tasks like .vscode"),
+    root(".idea", "JetBrains IDEs", FolderOpen, "run configurations, startup tasks, file watchers and external tools"),
+    pattern("*.ipr", "JetBrains IDEs", FolderOpen, "a project file in the old format, with run configurations"),
+    root(".fleet", "JetBrains Fleet", FolderOpen, "run configurations and settings"),
+    root(".zed", "Zed", FolderOpen, "settings.json names language servers and formatters; tasks.json holds tasks"),
+    root(".helix", "Helix", FolderOpen, "languages.toml names language servers and formatters it starts"),
+    root(".dir-locals.el", "Emacs", FolderOpen, "directory variables, including eval forms"),
+    root(".dir-locals-2.el", "Emacs", FolderOpen, "directory variables, including eval forms"),
+    root(".exrc", "Vim, Neovim (with 'exrc')", FolderOpen, "Ex commands run at start-up in the directory"),
+    root(".vimrc", "Vim (with 'exrc')", FolderOpen, "Vim script run at start-up in the directory"),
+    root(".nvimrc", "Neovim (with 'exrc')", FolderOpen, "Vim script run at start-up in the directory"),
+    root(".nvim.lua", "Neovim (with 'exrc')", FolderOpen, "Lua run at start-up in the directory"),
     // Coding agents' project configuration: hooks, MCP servers, commands they run.
-    root(
-        ".claude",
-        "Claude Code",
-        AgentStart,
-        "settings.json holds hooks (shell commands) and MCP servers",
-    ),
-    root(
-        ".mcp.json",
-        "Claude Code and other MCP clients",
-        AgentStart,
-        "the project's MCP servers: commands started with the agent",
-    ),
-    root(
-        ".cursor",
-        "Cursor",
-        AgentStart,
-        "mcp.json starts MCP servers; hooks.json runs commands",
-    ),
-    root(
-        ".gemini",
-        "Gemini CLI",
-        AgentStart,
-        "settings.json names MCP servers and tool commands",
-    ),
-    root(
-        ".codex",
-        "Codex CLI",
-        AgentStart,
-        "config.toml names MCP servers and the sandbox mode",
-    ),
-    root(
-        ".continue",
-        "Continue",
-        AgentStart,
-        "config and mcpServers/ start MCP servers",
-    ),
-    root(
-        ".windsurf",
-        "Windsurf",
-        AgentStart,
-        "workflows and rules the agent follows, with commands",
-    ),
-    pattern(
-        ".aider*",
-        "aider",
-        AgentStart,
-        ".aider.conf.yml sets lint-cmd and test-cmd, run after each edit",
-    ),
-    root(
-        ".roo",
-        "Roo Code",
-        AgentStart,
-        "mcp.json starts MCP servers",
-    ),
-    root(
-        ".roomodes",
-        "Roo Code",
-        AgentStart,
-        "modes that allow the agent to run commands",
-    ),
-    root(
-        ".amazonq",
-        "Amazon Q Developer",
-        AgentStart,
-        "mcp.json starts MCP servers",
-    ),
-    root(
-        ".kiro",
-        "Kiro",
-        AgentStart,
-        "settings/mcp.json starts MCP servers; hooks run commands",
-    ),
-    root(
-        ".opencode",
-        "opencode",
-        AgentStart,
-        "agents, commands and plugins it loads",
-    ),
-    root(
-        "opencode.json",
-        "opencode",
-        AgentStart,
-        "names MCP servers and commands",
-    ),
+    root(".claude", "Claude Code", AgentStart, "settings.json holds hooks (shell commands) and MCP servers"),
+    root(".mcp.json", "Claude Code and other MCP clients", AgentStart, "the project's MCP servers: commands started with the agent"),
+    root(".cursor", "Cursor", AgentStart, "mcp.json starts MCP servers; hooks.json runs commands"),
+    root(".gemini", "Gemini CLI", AgentStart, "settings.json names MCP servers and tool commands"),
+    root(".codex", "Codex CLI", AgentStart, "config.toml names MCP servers and the sandbox mode"),
+    root(".continue", "Continue", AgentStart, "config and mcpServers/ start MCP servers"),
+    root(".windsurf", "Windsurf", AgentStart, "workflows and rules the agent follows, with commands"),
+    pattern(".aider*", "aider", AgentStart, ".aider.conf.yml sets lint-cmd and test-cmd, run after each edit"),
+    root(".roo", "Roo Code", AgentStart, "mcp.json starts MCP servers"),
+    root(".roomodes", "Roo Code", AgentStart, "modes that allow the agent to run commands"),
+    root(".amazonq", "Amazon Q Developer", AgentStart, "mcp.json starts MCP servers"),
+    root(".kiro", "Kiro", AgentStart, "settings/mcp.json starts MCP servers; hooks run commands"),
+    root(".opencode", "opencode", AgentStart, "agents, commands and plugins it loads"),
+    root("opencode.json", "opencode", AgentStart, "names MCP servers and commands"),
     root(".goose", "goose", AgentStart, "extensions it starts"),
     // cordon itself.
     root(".cordon", "cordon", CordonRun, "cordon's control directory"),
-    root(
-        ".cordon.toml",
-        "cordon",
-        CordonRun,
-        "the project configuration (tighten-only, but trusted to be the project's own)",
-    ),
+    root(".cordon.toml", "cordon", CordonRun, "the project configuration (tighten-only, but trusted to be the project's own)"),
 ];
 
 /// The root-scope exact paths: protected paths of every default policy.
@@ -457,12 +229,27 @@ pub fn root_patterns() -> impl Iterator<Item = &'static str> {
     })
 }
 
-/// The paths inside every git directory.
+/// The paths inside every git directory (main repository, linked worktree).
 pub fn git_dir_paths() -> impl Iterator<Item = &'static str> {
     REGISTRY.iter().filter_map(|e| match (e.scope, e.matcher) {
         (Scope::GitDir, Matcher::Path(p)) => Some(p),
         _ => None,
     })
+}
+
+/// The paths inside a submodule's git directory, with how each is protected: the
+/// [`Scope::GitDir`] entries, overridden by the [`Scope::SubmoduleGitDir`] ones.
+pub fn submodule_dir_paths() -> Vec<(&'static str, Protection)> {
+    let mut out: Vec<(&'static str, Protection)> = Vec::new();
+    for scope in [Scope::GitDir, Scope::SubmoduleGitDir] {
+        for e in REGISTRY.iter().filter(|e| e.scope == scope) {
+            if let Matcher::Path(p) = e.matcher {
+                out.retain(|(q, _)| *q != p);
+                out.push((p, e.protection));
+            }
+        }
+    }
+    out
 }
 
 /// Whether `name` (one path component) matches `pattern` (at most one `*`).

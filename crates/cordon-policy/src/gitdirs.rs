@@ -32,6 +32,8 @@ pub const MAX_DEPTH: usize = 16;
 pub struct GitLayout {
     /// Git directories (canonical) whose auto-run paths are protected.
     pub git_dirs: Vec<PathBuf>,
+    /// The ones of them that are submodules' (below `modules`, or a submodule's own `.git`).
+    pub submodules: Vec<PathBuf>,
     /// Files that redirect git (a `.git` file, a submodule's `.git` file): protected.
     pub redirects: Vec<PathBuf>,
     /// Submodule work trees' `.git` paths that do not exist (an uninitialized submodule): looked
@@ -180,6 +182,7 @@ pub fn discover(host: &dyn HostFacts, root: &Path) -> GitLayout {
                     break;
                 }
                 out.git_dirs.push(sub.clone());
+                out.submodules.push(sub.clone());
                 pending.push((sub.join("modules"), depth + 1));
             } else {
                 // A step of a submodule name that holds `/`.
@@ -198,7 +201,8 @@ pub fn discover(host: &dyn HostFacts, root: &Path) -> GitLayout {
                 // a repository of its own.
                 Some(EntryKind::Dir) => {
                     if out.git_dirs.len() < MAX_GIT_DIRS {
-                        out.git_dirs.push(p);
+                        out.git_dirs.push(p.clone());
+                        out.submodules.push(p);
                     }
                 }
                 Some(_) => {}
@@ -207,6 +211,8 @@ pub fn discover(host: &dyn HostFacts, root: &Path) -> GitLayout {
     }
     out.git_dirs.sort();
     out.git_dirs.dedup();
+    out.submodules.sort();
+    out.submodules.dedup();
     out.calls = h.calls;
     out
 }

@@ -495,8 +495,13 @@ mod tests {
             .file("/home/u/proj/app.code-workspace", "{}\n");
         let g = guarded(&host, "/home/u/proj");
         let w = Path::new("/home/u/proj");
+        assert!(
+            g.restored
+                .iter()
+                .any(|x| x.path == w.join(".git/modules/lib/config")),
+            "a submodule's config is put back after the run"
+        );
         for p in [
-            ".git/modules/lib/config",
             ".git/modules/lib/hooks",
             ".git/modules/lib/commondir",
             ".git/worktrees/wt/commondir",

@@ -158,6 +158,11 @@ pub struct Plan {
     pub inner_roots: Vec<PathBuf>,
     /// Paths inside writable roots that stay read-only.
     pub protected: Vec<ProtectedPath>,
+    /// Files inside writable roots that the command may rewrite but that are put back as they
+    /// were at launch after the run ([`crate::autorun::Protection::RestoredAfterRun`]: a
+    /// submodule's `config`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub restored: Vec<ProtectedPath>,
     /// Credential masks that exist on this host.
     pub masks: Vec<CredentialMask>,
     /// Masks and protected paths left out, with the reason.
@@ -242,9 +247,37 @@ impl Plan {
             return Err(PolicyError::CwdOutsideWritable { cwd, writable });
         }
 
+        let mut restored_candidates: Vec<PathBuf> = Vec::new();
         let (protected, protected_skips) = resolve_protected(
-            policy, host, &home, &workspace, &granted, &writable, &worktrees,
+            policy,
+            host,
+            &home,
+            &workspace,
+            &Roots {
+                granted: &granted,
+                writable: &writable,
+                worktrees: &worktrees,
+            },
+            &mut restored_candidates,
         );
+        let mut restored: Vec<ProtectedPath> = Vec::new();
+        for path in restored_candidates {
+            let Some(canonical) = host.canonicalize(&path) else {
+                continue;
+            };
+            if host.kind(&canonical) != Some(EntryKind::File) {
+                continue;
+            }
+            if let Some(root) = writable.iter().find(|r| is_within(&canonical, r)) {
+                restored.push(ProtectedPath {
+                    path: canonical,
+                    kind: EntryKind::File,
+                    root: root.clone(),
+                });
+            }
+        }
+        restored.sort();
+        restored.dedup_by(|a, b| a.path == b.path);
         skipped.extend(protected_skips);
         let mut protected = protected;
         let own_state = own_state_dirs(invocation, &home, &home_raw_for_own_state)?;
@@ -269,6 +302,7 @@ impl Plan {
             writable,
             inner_roots,
             protected,
+            restored,
             masks,
             skipped,
             env: policy.env().clone(),
@@ -525,15 +559,29 @@ fn linked_worktree(host: &dyn HostFacts, root: &Path) -> Option<Worktree> {
     Some(Worktree { admin, common })
 }
 
+/// The roots a plan's protected paths are resolved under.
+struct Roots<'a> {
+    /// Every granted root, one inside another too.
+    granted: &'a [PathBuf],
+    /// The merged writable roots.
+    writable: &'a [PathBuf],
+    /// The linked worktrees among them.
+    worktrees: &'a [Worktree],
+}
+
 fn resolve_protected(
     policy: &Policy,
     host: &dyn HostFacts,
     home: &Path,
     workspace: &Path,
-    granted: &[PathBuf],
-    writable: &[PathBuf],
-    worktrees: &[Worktree],
+    roots: &Roots<'_>,
+    restored: &mut Vec<PathBuf>,
 ) -> Resolved<ProtectedPath> {
+    let Roots {
+        granted,
+        writable,
+        worktrees,
+    } = *roots;
     let mut candidates: Vec<PathBuf> = Vec::new();
     for spec in policy.protected() {
         match spec {
@@ -564,7 +612,16 @@ fn resolve_protected(
         // Git's internals, from the repository's structure.
         let layout = gitdirs::discover(host, root);
         for dir in &layout.git_dirs {
-            candidates.extend(autorun::git_dir_paths().map(|p| dir.join(p)));
+            if layout.submodules.contains(dir) {
+                for (p, protection) in autorun::submodule_dir_paths() {
+                    match protection {
+                        autorun::Protection::ReadOnly => candidates.push(dir.join(p)),
+                        autorun::Protection::RestoredAfterRun => restored.push(dir.join(p)),
+                    }
+                }
+            } else {
+                candidates.extend(autorun::git_dir_paths().map(|p| dir.join(p)));
+            }
         }
         candidates.extend(layout.redirects.iter().cloned());
         candidates.extend(layout.whole);

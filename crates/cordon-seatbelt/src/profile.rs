@@ -118,7 +118,8 @@ fn collect(req: &Request<'_>) -> Result<Paths, SeatbeltError> {
     for w in &plan.writable {
         paths.writable.extend(spelled("writable root", w)?);
     }
-    for p in &plan.protected {
+    // Files cordon puts back after a run elsewhere are denied here: nothing restores them.
+    for p in plan.protected.iter().chain(&plan.restored) {
         paths.protected.extend(spelled("protected path", &p.path)?);
     }
     for m in &plan.masks {

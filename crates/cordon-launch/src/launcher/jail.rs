@@ -34,7 +34,7 @@ pub(crate) struct Jail {
     /// The plan's paths, to say which rule each denial the command printed met.
     pub(crate) judge: Box<crate::violations::JailRules>,
     /// Auto-run names missing at launch, looked for once the jail is gone (sweep.rs).
-    pub(crate) sweep: crate::sweep::Sweep,
+    pub(crate) sweep: Box<crate::sweep::Sweep>,
 }
 
 impl std::fmt::Debug for Jail {

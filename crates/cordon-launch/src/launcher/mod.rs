@@ -324,6 +324,8 @@ impl Launcher {
             )));
         }
         let (guarded, mut cleanup) = make_placeholders(req.plan, session);
+        // What to look for (and put back) after the run, read before the jail exists.
+        let sweep = Box::new(crate::sweep::Sweep::of(&guarded));
         // For a jail built ahead, what the guard just read, looked at again when a command
         // claims it: taken right after the guard, as close to its reads as a cold run's mounts.
         let seen = awaiting.then(|| Seen::of(req.plan));
@@ -434,7 +436,7 @@ impl Launcher {
             rules: None,
             seen,
             judge: Box::new(crate::violations::JailRules::new(req.plan, backend.name())),
-            sweep: crate::sweep::Sweep::of(&guarded),
+            sweep,
         };
         let mut jail = jail;
         if let Some(channel) = rules_channel {
