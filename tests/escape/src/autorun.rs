@@ -147,6 +147,17 @@ pub fn cases() -> Vec<Case> {
     ]
 }
 
+/// A repository with one commit, made as root and not yet handed to the column's user (git run
+/// as root refuses to read a repository another user owns when it starts a child of its own,
+/// as `git submodule add` and a local `git clone` do); the case hands the tree over at the end.
+fn plain_repo(ctx: &Ctx<'_>, dir: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+    git(ctx, dir, &["init", "-q", "."])?;
+    std::fs::write(dir.join("README"), "hello\n").map_err(|e| e.to_string())?;
+    git(ctx, dir, &["add", "README"])?;
+    git(ctx, dir, &["commit", "-qm", "init"]).map(|_| ())
+}
+
 /// The value host git reads for `key` in `dir` (`None`: unset, or no repository).
 fn host_config(ctx: &Ctx<'_>, dir: &Path, key: &str) -> Option<String> {
     git(ctx, dir, &["config", "--get", key])
@@ -185,10 +196,8 @@ const FSMONITOR: &str =
 
 fn submodule(ctx: &Ctx<'_>) -> Outcome {
     let origin = ctx.home.join("sub-origin");
-    let made = std::fs::create_dir_all(&origin)
-        .map_err(|e| e.to_string())
-        .and_then(|()| repo(ctx, &origin))
-        .and_then(|()| repo(ctx, &ctx.work))
+    let made = plain_repo(ctx, &origin)
+        .and_then(|()| plain_repo(ctx, &ctx.work))
         .and_then(|()| {
             // A `file://` URL: the submodule's objects are copied, not hard-linked.
             let url = format!("file://{}", origin.display());
@@ -484,9 +493,7 @@ fn mcp_lists(ctx: &Ctx<'_>) -> Outcome {
 fn hard_linked_objects(ctx: &Ctx<'_>) -> Outcome {
     let origin = ctx.home.join("origin");
     let clone = ctx.work.join("clone");
-    let made = std::fs::create_dir_all(&origin)
-        .map_err(|e| e.to_string())
-        .and_then(|()| repo(ctx, &origin))
+    let made = plain_repo(ctx, &origin)
         .and_then(|()| git(ctx, &origin, &["gc", "-q"]))
         .and_then(|_| {
             git(
@@ -552,10 +559,11 @@ fn refused_or_judged(
     why: &str,
     detail: String,
 ) -> Outcome {
+    // `cordon run --json` says `refusal`; a `cordon serve` session refused at start `error`.
     let refusal = out
         .json
         .as_ref()
-        .and_then(|j| j["refusal"].as_str())
+        .and_then(|j| j["refusal"].as_str().or_else(|| j["error"].as_str()))
         .unwrap_or_default();
     let refused = !ctx.column.unjailed()
         && matches!(out.code, Some(125 | 126))
@@ -758,13 +766,12 @@ fn env_npm(ctx: &Ctx<'_>) -> Outcome {
 /// the submodule's work tree is left at the first.
 fn submodule_behind(ctx: &Ctx<'_>) -> Result<String, String> {
     let origin = ctx.home.join("sub-origin");
-    std::fs::create_dir_all(&origin).map_err(|e| e.to_string())?;
-    repo(ctx, &origin)?;
+    plain_repo(ctx, &origin)?;
     std::fs::write(origin.join("second"), "2\n").map_err(|e| e.to_string())?;
     git(ctx, &origin, &["add", "second"])?;
     git(ctx, &origin, &["commit", "-qm", "second"])?;
     let head = git(ctx, &origin, &["rev-parse", "HEAD"])?;
-    repo(ctx, &ctx.work)?;
+    plain_repo(ctx, &ctx.work)?;
     let url = format!("file://{}", origin.display());
     git(
         ctx,
