@@ -263,6 +263,15 @@ mod tests {
     }
 
     #[test]
+    fn a_plain_repository_costs_five_calls() {
+        let host = FakeHost::new().file("/w/.git/HEAD", "x\n").dir("/w/src/deep/er");
+        let g = discover(&host, Path::new("/w"));
+        assert_eq!(g.git_dirs, [PathBuf::from("/w/.git")]);
+        // lstat .git, read commondir, readdir worktrees, readdir modules, read .gitmodules.
+        assert_eq!(g.calls, 5);
+    }
+
+    #[test]
     fn a_workspace_without_git_finds_the_enclosing_repository() {
         let host = FakeHost::new()
             .dir("/mono/.git/hooks")

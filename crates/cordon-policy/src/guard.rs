@@ -301,12 +301,17 @@ impl Plan {
                 continue;
             }
             let p = &skipped.path;
-            let eligible = skipped.reason == SkipReason::ProtectedMissing
-                && p.parent().is_some_and(|d| is(d, EntryKind::Dir))
-                && root_of(&plan, p).is_some();
-            let Some(kind) = placeholder_kind(host, p).filter(|_| eligible) else {
+            if skipped.reason != SkipReason::ProtectedMissing {
+                continue;
+            }
+            // The name first: the host is asked only about git's redirections.
+            let Some(kind) = placeholder_kind(host, p) else {
                 continue;
             };
+            if !(p.parent().is_some_and(|d| is(d, EntryKind::Dir)) && root_of(&plan, p).is_some())
+            {
+                continue;
+            }
             add(&mut placeholders, p, kind, true);
             let entry = match kind {
                 PlaceholderKind::Dir => EntryKind::Dir,

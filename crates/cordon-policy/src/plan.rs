@@ -583,12 +583,33 @@ fn resolve_protected(
         worktrees,
     } = *roots;
     let mut candidates: Vec<PathBuf> = Vec::new();
+    let mut protected = Vec::new();
+    let mut skipped = Vec::new();
+    // One readdir per root: a one-name protected path that is not among its names is missing
+    // without asking the host again (the registry's root entries cost one call per root).
+    let listings: Vec<Option<Vec<std::ffi::OsString>>> =
+        granted.iter().map(|root| host.list_dir(root)).collect();
     for spec in policy.protected() {
         match spec {
             // Under every granted root, not only the merged ones: a root that holds another
             // (`--write` a parent of the workspace) must not swallow the inner root's `.git`.
-            PathSpec::Relative(_) => {
-                candidates.extend(granted.iter().map(|root| spec.under(home, root)));
+            PathSpec::Relative(rel) => {
+                let one_name = rel.components().count() == 1
+                    && matches!(rel.components().next(), Some(std::path::Component::Normal(_)));
+                for (root, listing) in granted.iter().zip(&listings) {
+                    let path = spec.under(home, root);
+                    match listing {
+                        Some(names) if one_name && !names.iter().any(|n| n == rel.as_os_str()) => {
+                            if writable.iter().any(|r| is_within(&path, r)) {
+                                skipped.push(Skipped {
+                                    path,
+                                    reason: SkipReason::ProtectedMissing,
+                                });
+                            }
+                        }
+                        _ => candidates.push(path),
+                    }
+                }
             }
             _ => candidates.push(spec.under(home, workspace)),
         }
@@ -599,9 +620,9 @@ fn resolve_protected(
         candidates.push(wt.common.join("config"));
     }
     let mut missing_redirects: Vec<PathBuf> = Vec::new();
-    for root in granted {
-        // Root-level patterns (`*.code-workspace`): one readdir of the root.
-        if let Some(names) = host.list_dir(root) {
+    for (root, listing) in granted.iter().zip(&listings) {
+        // Root-level patterns (`*.code-workspace`): the same readdir of the root.
+        if let Some(names) = listing {
             for name in names {
                 let Some(text) = name.to_str() else { continue };
                 if autorun::root_patterns().any(|p| autorun::pattern_matches(p, text)) {
@@ -627,8 +648,6 @@ fn resolve_protected(
         candidates.extend(layout.whole);
         missing_redirects.extend(layout.missing_redirects);
     }
-    let mut protected = Vec::new();
-    let mut skipped = Vec::new();
     for path in missing_redirects {
         if writable.iter().any(|r| is_within(&path, r)) {
             skipped.push(Skipped {

@@ -280,6 +280,9 @@ fn symlink_resolved_spellings_are_emitted() {
     // Auto-run names that do not exist are denied by name (Seatbelt needs no placeholder).
     assert!(!j.allows("file-write-create", "/private/tmp/ws/.vscode/tasks.json"));
     assert!(!j.allows("file-write-create", "/private/tmp/ws/.git/info/attributes"));
+    assert!(!j.allows("file-write-create", "/private/tmp/ws/new.code-workspace"));
+    assert!(!j.allows("file-write-create", "/private/tmp/ws/.aider.conf.yml"));
+    assert!(j.allows("file-write-create", "/private/tmp/ws/notes.code-workspace.txt"));
     assert!(!j.allows("file-read-data", "/private/etc/shadow"));
 
     // A prefix the host says is a link elsewhere.
