@@ -264,7 +264,9 @@ mod tests {
 
     #[test]
     fn a_plain_repository_costs_five_calls() {
-        let host = FakeHost::new().file("/w/.git/HEAD", "x\n").dir("/w/src/deep/er");
+        let host = FakeHost::new()
+            .file("/w/.git/HEAD", "x\n")
+            .dir("/w/src/deep/er");
         let g = discover(&host, Path::new("/w"));
         assert_eq!(g.git_dirs, [PathBuf::from("/w/.git")]);
         // lstat .git, read commondir, readdir worktrees, readdir modules, read .gitmodules.

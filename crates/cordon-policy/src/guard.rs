@@ -14,11 +14,17 @@
 //!   a protected `.git/config`. An existing `commondir`, `gitdir` or `.git` file is protected; a
 //!   repository without `commondir` gets a placeholder reading `.` (git's own meaning: the
 //!   repository itself); so does a missing protected `config.worktree` (empty: no settings).
-//! - **Creating what did not exist.** A missing protected directory cannot be bound, so the
-//!   command could create `.vscode/tasks.json` or `.claude/settings.json`. Missing protected
-//!   directories get an empty placeholder directory. (Missing protected *files* such as `.envrc`
-//!   are left alone: an empty file would show up in `git status` and be committed; the tools
-//!   that read them ask before trusting a new one.)
+//! - **Creating what did not exist.** A missing protected path cannot be bound, so the command
+//!   could create `.vscode/tasks.json` or `.claude/settings.json`. Only git's redirections
+//!   inside a git directory, which host git reads on every command, get a placeholder: a missing
+//!   `commondir` of any git directory (reading `.`) and a linked worktree's missing
+//!   `config.worktree` (empty). Every other missing auto-run name is left to the launcher, which
+//!   looks for it after the run with one `readdir` per root and moves what the command created
+//!   aside (`docs/limits.md`), so the number of entries made per command does not grow with the
+//!   registry ([`crate::autorun`]).
+//! - **A workspace inside an enclosing repository.** A root without a `.git` of its own below a
+//!   repository gets an empty read-only `.git` placeholder: git skips it on its way up, and
+//!   `git init` there fails, so no repository with a planted configuration appears.
 //!
 //! - **Creating cordon's own state.** A missing `~/.config/cordon` or `~/.cache/cordon` (or an
 //!   XDG one) inside a writable root ([`SkipReason::OwnStateMissing`]) gets an empty placeholder
@@ -308,8 +314,7 @@ impl Plan {
             let Some(kind) = placeholder_kind(host, p) else {
                 continue;
             };
-            if !(p.parent().is_some_and(|d| is(d, EntryKind::Dir)) && root_of(&plan, p).is_some())
-            {
+            if !(p.parent().is_some_and(|d| is(d, EntryKind::Dir)) && root_of(&plan, p).is_some()) {
                 continue;
             }
             add(&mut placeholders, p, kind, true);

@@ -595,7 +595,10 @@ fn resolve_protected(
             // (`--write` a parent of the workspace) must not swallow the inner root's `.git`.
             PathSpec::Relative(rel) => {
                 let one_name = rel.components().count() == 1
-                    && matches!(rel.components().next(), Some(std::path::Component::Normal(_)));
+                    && matches!(
+                        rel.components().next(),
+                        Some(std::path::Component::Normal(_))
+                    );
                 for (root, listing) in granted.iter().zip(&listings) {
                     let path = spec.under(home, root);
                     match listing {
@@ -626,7 +629,7 @@ fn resolve_protected(
             for name in names {
                 let Some(text) = name.to_str() else { continue };
                 if autorun::root_patterns().any(|p| autorun::pattern_matches(p, text)) {
-                    candidates.push(root.join(&name));
+                    candidates.push(root.join(name));
                 }
             }
         }

@@ -282,7 +282,10 @@ fn symlink_resolved_spellings_are_emitted() {
     assert!(!j.allows("file-write-create", "/private/tmp/ws/.git/info/attributes"));
     assert!(!j.allows("file-write-create", "/private/tmp/ws/new.code-workspace"));
     assert!(!j.allows("file-write-create", "/private/tmp/ws/.aider.conf.yml"));
-    assert!(j.allows("file-write-create", "/private/tmp/ws/notes.code-workspace.txt"));
+    assert!(j.allows(
+        "file-write-create",
+        "/private/tmp/ws/notes.code-workspace.txt"
+    ));
     assert!(!j.allows("file-read-data", "/private/etc/shadow"));
 
     // A prefix the host says is a link elsewhere.
