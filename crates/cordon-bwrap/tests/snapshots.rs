@@ -101,7 +101,6 @@ fn a_writable_parent_of_the_workspace() {
         "--ro-bind /home/u/src/proj/.git/config /home/u/src/proj/.git/config",
         "--ro-bind /home/u/src/proj/.git/hooks /home/u/src/proj/.git/hooks",
         "--ro-bind /home/u/src/proj/.git/commondir /home/u/src/proj/.git/commondir",
-        "--ro-bind /home/u/src/proj/.vscode /home/u/src/proj/.vscode",
     ] {
         assert!(
             rendered.lines().any(|l| l == line),

@@ -4,12 +4,14 @@
 //! this order: build the child environment ([`cordon_env`]), pick the first backend
 //! whose probe *proved* enforcement ([`Backend::probe`]; no such backend means a refusal, or an
 //! unsandboxed run only when `unavailable = "warn"` was set explicitly), guard the plan
-//! ([`Plan::guard`](cordon_policy::Plan::guard)) and make the placeholders it lists, spawn the
+//! ([`Plan::guard`](cordon_policy::Plan::guard)) and make the placeholders it lists (after a
+//! refusal when the roots' git objects are shared by hard link with another repository), spawn the
 //! backend's jail in its own process group with the policy's resource limits and no inherited
 //! descriptor but stdio and what the backend needs, let the in-jail stage check that the jail
 //! holds before the payload runs, then supervise: a wall-clock timeout kills the whole tree,
 //! output is capped in memory, and the exit code, duration, backend, policy hash and recognised
-//! denials come back as a [`RunResult`].
+//! denials come back as a [`RunResult`], with what the sweep found once the jail is gone (an
+//! auto-run file the command created, moved aside; a file put back as it was).
 //!
 //! A harness that runs many commands prepares a session once ([`Launcher::prepare`]: the walk of
 //! the writable roots) and runs each command with [`Launcher::run_prepared`], which checks the
@@ -28,7 +30,9 @@
 //!   `backend/bwrap.rs`, `backend/landlock.rs` and `backend/seatbelt.rs`.
 //! - `stage.rs` (what runs inside the jail before the payload) and `entry.rs` (the binary's
 //!   modes: stage and reaper); `reaper.rs` (the session reaper), `cleanup.rs` (what a run holds
-//!   on the host), `placeholders.rs` (how a placeholder is made and removed), `pids.rs` (root's
+//!   on the host), `placeholders.rs` (how a placeholder is made and removed), `sweep.rs` (after
+//!   the run: auto-run files created where none existed moved aside, restored files put back),
+//!   `objects.rs` (before it: objects shared by hard link refuse the run), `pids.rs` (root's
 //!   process limit), `memory.rs` (the jail's memory group), `supervise.rs`, `sys.rs` (the raw system calls).
 //!
 //! No module imports one that imports it back (`tests/module_graph.rs` checks it).
@@ -84,6 +88,7 @@ mod error;
 pub mod exit_codes;
 mod groups;
 mod launcher;
+mod objects;
 mod placeholders;
 mod probe;
 mod reaper;
@@ -91,6 +96,7 @@ mod reaper;
 mod session;
 mod stage;
 mod supervise;
+mod sweep;
 mod sys;
 mod token;
 mod violations;

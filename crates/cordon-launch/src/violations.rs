@@ -22,6 +22,9 @@ pub enum ViolationKind {
     NetworkDenied,
     /// bubblewrap itself refused to set the jail up.
     JailSetup,
+    /// An auto-run file the command created where none existed at launch, found on the host
+    /// after the run and moved aside (sweep.rs).
+    Planted,
 }
 
 /// One recognised denial.

@@ -69,23 +69,9 @@ pub const SYSTEM_CREDENTIAL_MASKS: &[&str] = &[
     "/etc/ssh/ssh_host_dsa_key",
 ];
 
-/// Paths inside every writable root that stay read-only: each one makes code run later, on the
-/// host, outside any jail (git hooks and config, editor auto-run settings, direnv, MCP server
-/// lists, agent hooks) or is cordon's own control directory.
-pub const PROTECTED_IN_ROOTS: &[&str] = &[
-    ".git/hooks",
-    ".git/config",
-    ".gitmodules",
-    ".husky",
-    ".cordon",
-    ".cordon.toml",
-    ".vscode",
-    ".idea",
-    ".devcontainer",
-    ".envrc",
-    ".mcp.json",
-    ".claude",
-];
+// The paths inside every writable root that stay read-only (git hooks and config, editor,
+// devcontainer, hook-manager and agent configuration, cordon's control directory) are the
+// registry of auto-run files: `crate::autorun::REGISTRY`.
 
 /// cordon's own configuration and state below the home directory (the global configuration,
 /// trusted and able to remove default masks; the probe cache): read-only in every jail, whatever

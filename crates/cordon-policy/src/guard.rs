@@ -14,11 +14,17 @@
 //!   a protected `.git/config`. An existing `commondir`, `gitdir` or `.git` file is protected; a
 //!   repository without `commondir` gets a placeholder reading `.` (git's own meaning: the
 //!   repository itself); so does a missing protected `config.worktree` (empty: no settings).
-//! - **Creating what did not exist.** A missing protected directory cannot be bound, so the
-//!   command could create `.vscode/tasks.json` or `.claude/settings.json`. Missing protected
-//!   directories get an empty placeholder directory. (Missing protected *files* such as `.envrc`
-//!   are left alone: an empty file would show up in `git status` and be committed; the tools
-//!   that read them ask before trusting a new one.)
+//! - **Creating what did not exist.** A missing protected path cannot be bound, so the command
+//!   could create `.vscode/tasks.json` or `.claude/settings.json`. Only git's redirections
+//!   inside a git directory, which host git reads on every command, get a placeholder: a missing
+//!   `commondir` of any git directory (reading `.`) and a linked worktree's missing
+//!   `config.worktree` (empty). Every other missing auto-run name is left to the launcher, which
+//!   looks for it after the run with one `readdir` per root and moves what the command created
+//!   aside (`docs/limits.md`), so the number of entries made per command does not grow with the
+//!   registry ([`crate::autorun`]).
+//! - **A workspace inside an enclosing repository.** A root without a `.git` of its own below a
+//!   repository gets an empty read-only `.git` placeholder: git skips it on its way up, and
+//!   `git init` there fails, so no repository with a planted configuration appears.
 //!
 //! - **Creating cordon's own state.** A missing `~/.config/cordon` or `~/.cache/cordon` (or an
 //!   XDG one) inside a writable root ([`SkipReason::OwnStateMissing`]) gets an empty placeholder
@@ -38,19 +44,10 @@
 use std::ops::Deref;
 use std::path::{Component, Path, PathBuf};
 
+use crate::gitdirs;
 use crate::host::{EntryKind, HostFacts};
 use crate::paths::is_within;
 use crate::plan::{Plan, ProtectedPath, SkipReason};
-
-/// Protected directories that get a placeholder when they are missing.
-pub const PLACEHOLDER_DIRS: &[&str] = &[
-    ".vscode",
-    ".idea",
-    ".devcontainer",
-    ".husky",
-    ".cordon",
-    ".claude",
-];
 
 /// The name of cordon's own configuration and state directories (`~/.config/cordon`,
 /// `~/.cache/cordon`, the XDG ones).
@@ -165,16 +162,41 @@ fn first_missing(host: &dyn HostFacts, path: &Path) -> Option<PathBuf> {
     None
 }
 
-/// The placeholder kind a protected path of this name gets, if any.
-fn placeholder_kind(path: &Path) -> Option<PlaceholderKind> {
+/// The placeholder kind a missing protected path gets, if any: only git's redirections inside a
+/// git directory, which cordon pins anyway and host git reads on every command (an editor's git
+/// view runs `git status` while the jail lives). Every other missing auto-run path is looked for
+/// after the run instead (`docs/limits.md`), so the count does not grow with the registry.
+fn placeholder_kind(host: &dyn HostFacts, path: &Path) -> Option<PlaceholderKind> {
     let name = path.file_name()?.to_str()?;
-    if PLACEHOLDER_DIRS.contains(&name) {
-        return Some(PlaceholderKind::Dir);
+    let parent = path.parent()?;
+    match name {
+        "commondir" if host.kind(&parent.join("HEAD")).is_some() => {
+            Some(PlaceholderKind::File(COMMONDIR_SELF))
+        }
+        // A linked worktree's own settings (`.git/worktrees/<name>/config.worktree`).
+        "config.worktree"
+            if parent
+                .parent()
+                .and_then(Path::file_name)
+                .is_some_and(|n| n == "worktrees") =>
+        {
+            PLACEHOLDER_FILES
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, content)| PlaceholderKind::File(content))
+        }
+        _ => None,
     }
-    PLACEHOLDER_FILES
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map(|(_, content)| PlaceholderKind::File(content))
+}
+
+/// Whether an existing protected path may be another run's placeholder, to be joined: a
+/// `commondir` that says `.`, an empty `config.worktree` of a linked worktree.
+fn joinable(host: &dyn HostFacts, path: &Path) -> Option<PlaceholderKind> {
+    let kind = placeholder_kind(host, path)?;
+    let PlaceholderKind::File(content) = kind else {
+        return Some(kind);
+    };
+    (host.read_small_text(path)?.as_bytes() == content).then_some(kind)
 }
 
 impl Plan {
@@ -207,7 +229,22 @@ impl Plan {
         roots.extend(plan.inner_roots.iter().cloned());
         for root in &roots {
             let dot_git = root.join(".git");
-            if is(&dot_git, EntryKind::Dir) {
+            // A pin (a directory inside another root, once guarded) is no repository's top.
+            let pin = plan
+                .writable
+                .iter()
+                .any(|r| r != root && is_within(root, r))
+                && !plan.inner_roots.contains(root);
+            if pin {
+                // Nothing of its own to guard.
+            } else if is(&dot_git, EntryKind::Dir)
+                && host.list_dir(&dot_git).is_some_and(|n| n.is_empty())
+                && gitdirs::enclosing(host, root).is_some()
+            {
+                // Another run's placeholder for the enclosing repository's case: joined.
+                add(&mut placeholders, &dot_git, PlaceholderKind::Dir, false);
+                protect(&mut plan, dot_git, EntryKind::Dir);
+            } else if is(&dot_git, EntryKind::Dir) {
                 let commondir = dot_git.join("commondir");
                 match host.kind(&commondir) {
                     // Maybe another run's placeholder: joined, so that run cannot remove it
@@ -235,6 +272,12 @@ impl Plan {
             } else if is(&dot_git, EntryKind::File) {
                 // A linked worktree: its `.git` file names the administrative directory.
                 protect(&mut plan, dot_git, EntryKind::File);
+            } else if host.kind(&dot_git).is_none() && gitdirs::enclosing(host, root).is_some() {
+                // A workspace inside an enclosing repository without a `.git` of its own: an
+                // empty read-only `.git`, which git skips on its way up (not a repository) and
+                // in which `git init` fails, so no repository with a planted config appears.
+                add(&mut placeholders, &dot_git, PlaceholderKind::Dir, true);
+                protect(&mut plan, dot_git, EntryKind::Dir);
             }
             // A worktree's administrative directory made writable (the git-worktree profile).
             if is(&root.join("commondir"), EntryKind::File) {
@@ -264,12 +307,16 @@ impl Plan {
                 continue;
             }
             let p = &skipped.path;
-            let eligible = skipped.reason == SkipReason::ProtectedMissing
-                && p.parent().is_some_and(|d| is(d, EntryKind::Dir))
-                && root_of(&plan, p).is_some();
-            let Some(kind) = placeholder_kind(p).filter(|_| eligible) else {
+            if skipped.reason != SkipReason::ProtectedMissing {
+                continue;
+            }
+            // The name first: the host is asked only about git's redirections.
+            let Some(kind) = placeholder_kind(host, p) else {
                 continue;
             };
+            if !(p.parent().is_some_and(|d| is(d, EntryKind::Dir)) && root_of(&plan, p).is_some()) {
+                continue;
+            }
             add(&mut placeholders, p, kind, true);
             let entry = match kind {
                 PlaceholderKind::Dir => EntryKind::Dir,
@@ -280,7 +327,7 @@ impl Plan {
         // A protected path that exists under a placeholder's name may be another run's
         // placeholder: joined, so that run's cleanup waits for this jail.
         for prot in &plan.protected {
-            if let Some(kind) = placeholder_kind(&prot.path) {
+            if let Some(kind) = joinable(host, &prot.path) {
                 add(&mut placeholders, &prot.path, kind, false);
             } else if prot.kind == EntryKind::Dir
                 && prot.path.file_name().is_some_and(|n| n == OWN_STATE_NAME)
@@ -348,7 +395,7 @@ mod tests {
         assert_eq!(g.pins(), [w.join(".git")]);
         assert!(g.writable.contains(&w.join(".git")));
         let protected: Vec<&Path> = g.protected.iter().map(|p| p.path.as_path()).collect();
-        for p in [".git/commondir", ".git/hooks", ".vscode", ".claude"] {
+        for p in [".git/commondir", ".git/hooks", ".git/config"] {
             assert!(
                 protected.contains(&w.join(p).as_path()),
                 "{p}: {protected:?}"
@@ -361,12 +408,22 @@ mod tests {
             .unwrap();
         assert_eq!(commondir.kind, PlaceholderKind::File(COMMONDIR_SELF));
         assert!(commondir.created_for_the_run);
-        let vscode = g
-            .placeholders()
-            .iter()
-            .find(|p| p.path == w.join(".vscode"))
-            .unwrap();
-        assert_eq!(vscode.kind, PlaceholderKind::Dir);
+        // Missing auto-run names at the root get no placeholder: they are looked for after the
+        // run (skipped, listed), so the count of entries made does not grow with the registry.
+        assert_eq!(g.placeholders().len(), 1, "{:?}", g.placeholders());
+        for p in [
+            ".vscode",
+            ".claude",
+            ".devcontainer.json",
+            ".git/info/attributes",
+        ] {
+            assert!(
+                g.skipped
+                    .iter()
+                    .any(|s| s.path == w.join(p) && s.reason == SkipReason::ProtectedMissing),
+                "{p}"
+            );
+        }
         // Guarding reads only: the host is unchanged, and guarding twice gives the same plan.
         assert_eq!(g.plan().guard(&host).plan(), g.plan());
     }
@@ -378,6 +435,7 @@ mod tests {
             "gitdir: /home/u/proj/.git/worktrees/wt\n",
         );
         let mut g = guarded(&host, "/home/u/wt");
+        let _ = &mut g;
         let wt = Path::new("/home/u/wt");
         assert!(g.protected.iter().any(|p| p.path == wt.join(".git")));
         assert!(
@@ -385,12 +443,105 @@ mod tests {
                 .iter()
                 .any(|p| p.path.ends_with("commondir"))
         );
-        g.without_placeholder(&wt.join(".vscode"));
-        assert!(!g.protected.iter().any(|p| p.path == wt.join(".vscode")));
+        let admin = Path::new("/home/u/proj/.git/worktrees/wt/config.worktree");
         assert!(
-            !g.placeholders()
-                .iter()
-                .any(|p| p.path == wt.join(".vscode"))
+            g.placeholders().iter().any(|p| p.path == admin)
+                || !g.writable.iter().any(|r| admin.starts_with(r))
         );
+        g.without_placeholder(&wt.join(".git"));
+        assert!(!g.protected.iter().any(|p| p.path == wt.join(".git")));
+    }
+
+    #[test]
+    fn a_workspace_inside_an_enclosing_repository_gets_an_empty_read_only_git() {
+        let host = FakeHost::typical()
+            .dir("/home/u/mono/.git/hooks")
+            .file("/home/u/mono/.git/HEAD", "x\n")
+            .dir("/home/u/mono/pkg/src");
+        let g = guarded(&host, "/home/u/mono/pkg");
+        let dot_git = Path::new("/home/u/mono/pkg/.git");
+        let p = g.placeholders().iter().find(|p| p.path == dot_git).unwrap();
+        assert_eq!(p.kind, PlaceholderKind::Dir);
+        assert!(p.created_for_the_run);
+        assert!(
+            g.protected
+                .iter()
+                .any(|p| p.path == dot_git && p.kind == EntryKind::Dir)
+        );
+        // Another run's placeholder there (an empty `.git`) is joined, not taken for a
+        // repository.
+        let joined = guarded(
+            &host.clone().dir("/home/u/mono/pkg/.git"),
+            "/home/u/mono/pkg",
+        );
+        let p = joined
+            .placeholders()
+            .iter()
+            .find(|p| p.path == dot_git)
+            .unwrap();
+        assert!(!p.created_for_the_run);
+        assert!(
+            !joined
+                .placeholders()
+                .iter()
+                .any(|p| p.path.ends_with("commondir"))
+        );
+    }
+
+    #[test]
+    fn submodules_and_worktrees_seen_from_the_main_repository_are_protected() {
+        let host = FakeHost::typical()
+            .file("/home/u/proj/.git/HEAD", "x\n")
+            .file("/home/u/proj/.git/modules/lib/HEAD", "x\n")
+            .file("/home/u/proj/.git/modules/lib/config", "")
+            .dir("/home/u/proj/.git/modules/lib/hooks")
+            .file("/home/u/proj/.git/worktrees/wt/commondir", "../..\n")
+            .file("/home/u/proj/.git/worktrees/wt/gitdir", "/home/u/wt/.git\n")
+            .file(
+                "/home/u/proj/.gitmodules",
+                "[submodule \"lib\"]\n\tpath = lib\n",
+            )
+            .file("/home/u/proj/lib/.git", "gitdir: ../.git/modules/lib\n")
+            .file("/home/u/proj/app.code-workspace", "{}\n");
+        let g = guarded(&host, "/home/u/proj");
+        let w = Path::new("/home/u/proj");
+        assert!(
+            g.restored
+                .iter()
+                .any(|x| x.path == w.join(".git/modules/lib/config")),
+            "a submodule's config is put back after the run"
+        );
+        for p in [
+            ".git/modules/lib/hooks",
+            ".git/modules/lib/commondir",
+            ".git/worktrees/wt/commondir",
+            ".git/worktrees/wt/gitdir",
+            ".git/worktrees/wt/config.worktree",
+            "lib/.git",
+            "app.code-workspace",
+        ] {
+            assert!(g.protected.iter().any(|x| x.path == w.join(p)), "{p}");
+        }
+        // Placeholders only inside git directories: commondir of the repository and of the
+        // submodule, and the worktree's config.worktree.
+        let made: Vec<&Path> = g.placeholders().iter().map(|p| p.path.as_path()).collect();
+        assert_eq!(
+            made,
+            [
+                w.join(".git/commondir").as_path(),
+                w.join(".git/modules/lib/commondir").as_path(),
+                w.join(".git/worktrees/wt/config.worktree").as_path(),
+            ]
+        );
+        // The directories above them are pinned, so none can be renamed away.
+        for p in [
+            ".git",
+            ".git/modules",
+            ".git/modules/lib",
+            ".git/worktrees/wt",
+            "lib",
+        ] {
+            assert!(g.pins().contains(&w.join(p)), "{p}: {:?}", g.pins());
+        }
     }
 }

@@ -32,6 +32,9 @@ pub trait HostFacts {
     fn read_link(&self, path: &Path) -> Option<PathBuf>;
     /// The contents of a small text file (at most 4 KiB are read), such as a worktree's `.git` file.
     fn read_small_text(&self, path: &Path) -> Option<String>;
+    /// The names directly in the directory `path` (following symlinks), or `None` when it is
+    /// not a directory that can be listed. One `readdir`, so callers bound how often they ask.
+    fn list_dir(&self, path: &Path) -> Option<Vec<OsString>>;
 
     /// What `path` resolves to, following symlinks.
     fn resolved_kind(&self, path: &Path) -> Option<EntryKind> {
@@ -86,6 +89,15 @@ impl HostFacts for RealHost {
         let mut text = String::new();
         file.take(4096).read_to_string(&mut text).ok()?;
         Some(text)
+    }
+
+    fn list_dir(&self, path: &Path) -> Option<Vec<OsString>> {
+        let mut names: Vec<OsString> = std::fs::read_dir(path)
+            .ok()?
+            .filter_map(|e| e.ok().map(|e| e.file_name()))
+            .collect();
+        names.sort();
+        Some(names)
     }
 }
 
@@ -257,6 +269,22 @@ impl HostFacts for FakeHost {
             FakeEntry::File(text) => Some(text.clone()),
             _ => None,
         }
+    }
+
+    fn list_dir(&self, path: &Path) -> Option<Vec<OsString>> {
+        let dir = self.canonicalize(path)?;
+        if !matches!(self.entries.get(&dir)?, FakeEntry::Dir) {
+            return None;
+        }
+        Some(
+            self.entries
+                .range(dir.clone()..)
+                .skip(1)
+                .take_while(|(p, _)| p.starts_with(&dir))
+                .filter(|(p, _)| p.parent() == Some(dir.as_path()))
+                .filter_map(|(p, _)| p.file_name().map(|n| n.to_owned()))
+                .collect(),
+        )
     }
 }
 

@@ -43,9 +43,11 @@
 //! ```
 
 pub mod audit;
+pub mod autorun;
 pub mod config;
 pub mod defaults;
 mod error;
+pub mod gitdirs;
 pub mod guard;
 pub mod home;
 mod host;

@@ -16,6 +16,7 @@ use crate::model::{Limits, Network, Posture, Unavailable};
 use crate::paths::{PathSpec, check_no_nul, is_within, serialize_path, serialize_paths};
 use crate::policy::{Policy, PolicyHash};
 use crate::profile::Profile;
+use crate::{autorun, gitdirs};
 
 /// One command's place on the host.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -220,6 +221,11 @@ pub struct Plan {
     pub inner_roots: Vec<PathBuf>,
     /// Paths inside writable roots that stay read-only.
     pub protected: Vec<ProtectedPath>,
+    /// Files inside writable roots that the command may rewrite but that are put back as they
+    /// were at launch after the run ([`crate::autorun::Protection::RestoredAfterRun`]: a
+    /// submodule's `config`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub restored: Vec<ProtectedPath>,
     /// Credential masks that exist on this host.
     pub masks: Vec<CredentialMask>,
     /// Masks and protected paths left out, with the reason.
@@ -324,9 +330,37 @@ impl Plan {
             return Err(PolicyError::CwdOutsideWritable { cwd, writable });
         }
 
+        let mut restored_candidates: Vec<PathBuf> = Vec::new();
         let (protected, protected_skips) = resolve_protected(
-            policy, host, &home, &workspace, &granted, &writable, &worktrees,
+            policy,
+            host,
+            &home,
+            &workspace,
+            &Roots {
+                granted: &granted,
+                writable: &writable,
+                worktrees: &worktrees,
+            },
+            &mut restored_candidates,
         );
+        let mut restored: Vec<ProtectedPath> = Vec::new();
+        for path in restored_candidates {
+            let Some(canonical) = host.canonicalize(&path) else {
+                continue;
+            };
+            if host.kind(&canonical) != Some(EntryKind::File) {
+                continue;
+            }
+            if let Some(root) = writable.iter().find(|r| is_within(&canonical, r)) {
+                restored.push(ProtectedPath {
+                    path: canonical,
+                    kind: EntryKind::File,
+                    root: root.clone(),
+                });
+            }
+        }
+        restored.sort();
+        restored.dedup_by(|a, b| a.path == b.path);
         skipped.extend(protected_skips);
         let mut protected = protected;
         let own_state = own_state_dirs(invocation, &home, &home_raw_for_own_state)?;
@@ -359,6 +393,7 @@ impl Plan {
             writable,
             inner_roots,
             protected,
+            restored,
             masks,
             skipped,
             env: policy.env().clone(),
@@ -976,22 +1011,60 @@ fn linked_worktree(host: &dyn HostFacts, root: &Path) -> Option<Worktree> {
     Some(Worktree { admin, common })
 }
 
+/// The roots a plan's protected paths are resolved under.
+struct Roots<'a> {
+    /// Every granted root, one inside another too.
+    granted: &'a [PathBuf],
+    /// The merged writable roots.
+    writable: &'a [PathBuf],
+    /// The linked worktrees among them.
+    worktrees: &'a [Worktree],
+}
+
 fn resolve_protected(
     policy: &Policy,
     host: &dyn HostFacts,
     home: &Path,
     workspace: &Path,
-    granted: &[PathBuf],
-    writable: &[PathBuf],
-    worktrees: &[Worktree],
+    roots: &Roots<'_>,
+    restored: &mut Vec<PathBuf>,
 ) -> Resolved<ProtectedPath> {
+    let Roots {
+        granted,
+        writable,
+        worktrees,
+    } = *roots;
     let mut candidates: Vec<PathBuf> = Vec::new();
+    let mut protected = Vec::new();
+    let mut skipped = Vec::new();
+    // One readdir per root: a one-name protected path that is not among its names is missing
+    // without asking the host again (the registry's root entries cost one call per root).
+    let listings: Vec<Option<Vec<std::ffi::OsString>>> =
+        granted.iter().map(|root| host.list_dir(root)).collect();
     for spec in policy.protected() {
         match spec {
             // Under every granted root, not only the merged ones: a root that holds another
             // (`--write` a parent of the workspace) must not swallow the inner root's `.git`.
-            PathSpec::Relative(_) => {
-                candidates.extend(granted.iter().map(|root| spec.under(home, root)));
+            PathSpec::Relative(rel) => {
+                let one_name = rel.components().count() == 1
+                    && matches!(
+                        rel.components().next(),
+                        Some(std::path::Component::Normal(_))
+                    );
+                for (root, listing) in granted.iter().zip(&listings) {
+                    let path = spec.under(home, root);
+                    match listing {
+                        Some(names) if one_name && !names.iter().any(|n| n == rel.as_os_str()) => {
+                            if writable.iter().any(|r| is_within(&path, r)) {
+                                skipped.push(Skipped {
+                                    path,
+                                    reason: SkipReason::ProtectedMissing,
+                                });
+                            }
+                        }
+                        _ => candidates.push(path),
+                    }
+                }
             }
             _ => candidates.push(spec.under(home, workspace)),
         }
@@ -1001,8 +1074,45 @@ fn resolve_protected(
         candidates.push(wt.common.join("hooks"));
         candidates.push(wt.common.join("config"));
     }
-    let mut protected = Vec::new();
-    let mut skipped = Vec::new();
+    let mut missing_redirects: Vec<PathBuf> = Vec::new();
+    for (root, listing) in granted.iter().zip(&listings) {
+        // Root-level patterns (`*.code-workspace`): the same readdir of the root.
+        if let Some(names) = listing {
+            for name in names {
+                let Some(text) = name.to_str() else { continue };
+                if autorun::root_patterns().any(|p| autorun::pattern_matches(p, text)) {
+                    candidates.push(root.join(name));
+                }
+            }
+        }
+        // Git's internals, from the repository's structure.
+        let layout = gitdirs::discover(host, root);
+        for dir in &layout.git_dirs {
+            if layout.submodules.contains(dir) {
+                for (p, protection) in autorun::submodule_dir_paths() {
+                    match protection {
+                        autorun::Protection::ReadOnly => candidates.push(dir.join(p)),
+                        autorun::Protection::RestoredAfterRun => restored.push(dir.join(p)),
+                    }
+                }
+            } else {
+                candidates.extend(autorun::git_dir_paths().map(|p| dir.join(p)));
+            }
+        }
+        candidates.extend(layout.redirects.iter().cloned());
+        candidates.extend(layout.whole);
+        missing_redirects.extend(layout.missing_redirects);
+    }
+    for path in missing_redirects {
+        if writable.iter().any(|r| is_within(&path, r)) {
+            skipped.push(Skipped {
+                path,
+                reason: SkipReason::ProtectedMissing,
+            });
+        }
+    }
+    candidates.sort();
+    candidates.dedup();
     for path in candidates {
         let Some(canonical) = host.canonicalize(&path) else {
             if writable.iter().any(|r| is_within(&path, r)) {

@@ -216,9 +216,8 @@ impl PolicyBuilder {
         for m in defaults::SYSTEM_CREDENTIAL_MASKS {
             masks.insert(PathSpec::Absolute((*m).into()));
         }
-        let protected: BTreeSet<PathSpec> = defaults::PROTECTED_IN_ROOTS
-            .iter()
-            .map(|p| PathSpec::Relative((*p).into()))
+        let protected: BTreeSet<PathSpec> = crate::autorun::root_paths()
+            .map(|p| PathSpec::Relative(p.into()))
             .collect();
         for key in [
             "profile",

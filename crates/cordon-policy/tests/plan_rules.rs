@@ -383,14 +383,15 @@ fn a_root_holding_the_workspace_keeps_the_workspace_protected() {
         assert!(
             plan.skipped
                 .iter()
-                .any(|s| s.path == Path::new("/home/u/src/.git/config")
+                .any(|s| s.path == Path::new("/home/u/src/.vscode")
                     && s.reason == SkipReason::ProtectedMissing)
         );
         // Another repository in the outer root is not the workspace: not protected.
         assert!(!protected.contains(&PathBuf::from("/home/u/src/lib/.git/config")));
 
         // The guard treats the workspace as a root: its `.git` and the workspace itself are
-        // pinned, its commondir and missing auto-run directories get placeholders.
+        // pinned, its commondir gets a placeholder (missing auto-run names are looked for after
+        // the run: listed, no placeholder).
         let g = plan.guard(&host);
         assert_eq!(
             g.pins(),
@@ -400,8 +401,14 @@ fn a_root_holding_the_workspace_keeps_the_workspace_protected() {
             ]
         );
         let placeholders: Vec<&Path> = g.placeholders().iter().map(|p| p.path.as_path()).collect();
-        for p in [".git/commondir", ".vscode", ".claude"] {
-            let p = Path::new("/home/u/src/proj").join(p);
+        assert_eq!(placeholders.len(), 1, "{placeholders:?}");
+        assert!(
+            plan.skipped
+                .iter()
+                .any(|s| s.path == Path::new("/home/u/src/proj/.vscode"))
+        );
+        {
+            let p = Path::new("/home/u/src/proj").join(".git/commondir");
             assert!(
                 placeholders.contains(&p.as_path()),
                 "{}: {placeholders:?}",
@@ -874,4 +881,74 @@ fn a_symlink_on_the_way_to_a_vetted_tree_is_recreated_in_the_private_home() {
             .iter()
             .any(|m| m.target == Path::new("/data/cargo/credentials.toml"))
     );
+}
+
+/// Counts the host calls whose path lies in the workspace.
+struct Counting<'a> {
+    host: &'a FakeHost,
+    work: PathBuf,
+    calls: std::cell::Cell<usize>,
+}
+
+impl Counting<'_> {
+    fn note(&self, p: &Path) {
+        if p.starts_with(&self.work) {
+            self.calls.set(self.calls.get() + 1);
+        }
+    }
+}
+
+impl cordon_policy::HostFacts for Counting<'_> {
+    fn home_dir(&self) -> Option<PathBuf> {
+        self.host.home_dir()
+    }
+    fn canonicalize(&self, path: &Path) -> Option<PathBuf> {
+        self.note(path);
+        self.host.canonicalize(path)
+    }
+    fn kind(&self, path: &Path) -> Option<EntryKind> {
+        self.note(path);
+        self.host.kind(path)
+    }
+    fn read_link(&self, path: &Path) -> Option<PathBuf> {
+        self.note(path);
+        self.host.read_link(path)
+    }
+    fn read_small_text(&self, path: &Path) -> Option<String> {
+        self.note(path);
+        self.host.read_small_text(path)
+    }
+    fn list_dir(&self, path: &Path) -> Option<Vec<std::ffi::OsString>> {
+        self.note(path);
+        self.host.list_dir(path)
+    }
+}
+
+#[test]
+fn the_registry_costs_one_readdir_per_root_not_one_call_per_entry() {
+    use cordon_policy::HostFacts as _;
+    let host = FakeHost::typical().file("/home/u/proj/.git/HEAD", "ref: refs/heads/main\n");
+    let counting = Counting {
+        host: &host,
+        work: PathBuf::from("/home/u/proj"),
+        calls: std::cell::Cell::new(0),
+    };
+    let plan = Plan::resolve(
+        &Policy::for_profile(Profile::Shell),
+        &Invocation::at("/home/u/proj"),
+        &counting,
+    )
+    .unwrap();
+    let resolved = counting.calls.get();
+    let _ = plan.guard(&counting);
+    let guarded = counting.calls.get() - resolved;
+    let registry = cordon_policy::autorun::REGISTRY.len();
+    println!("workspace calls: resolve {resolved}, guard {guarded}; registry {registry} entries");
+    // Every root-level entry of the registry is missing here, yet the calls stay well below
+    // one per entry: the names come from one readdir of the root.
+    assert!(
+        resolved + guarded < registry,
+        "{resolved} calls to resolve and {guarded} to guard for a registry of {registry} entries"
+    );
+    assert!(counting.home_dir().is_some());
 }

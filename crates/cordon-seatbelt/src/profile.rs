@@ -118,7 +118,8 @@ fn collect(req: &Request<'_>) -> Result<Paths, SeatbeltError> {
     for w in &plan.writable {
         paths.writable.extend(spelled("writable root", w)?);
     }
-    for p in &plan.protected {
+    // Files cordon puts back after a run elsewhere are denied here: nothing restores them.
+    for p in plan.protected.iter().chain(&plan.restored) {
         paths.protected.extend(spelled("protected path", &p.path)?);
     }
     for m in &plan.masks {
@@ -346,7 +347,20 @@ pub(crate) fn generate(req: &Request<'_>) -> Result<(String, Vec<Param>), Seatbe
     let plan: &Plan = req.plan;
     let paths = collect(req)?;
     let deny_read_regexes = glob_regexes(req, &req.extras.deny_read)?;
-    let deny_write_regexes = glob_regexes(req, &req.extras.deny_write)?;
+    // The registry's root-level patterns (`*.code-workspace`, `.aider*`): Seatbelt matches names,
+    // so a file created later under such a name is denied too, in every granted root.
+    let mut deny_write = req.extras.deny_write.clone();
+    for root in plan.writable.iter().chain(&plan.inner_roots) {
+        for pattern in cordon_policy::autorun::root_patterns() {
+            let rule = GlobRule::new(root.clone(), pattern);
+            // A root so long that the expression passes Seatbelt's length limit keeps only the
+            // names that existed at launch (protected by path): docs/limits.md.
+            if rule.regex().is_ok() {
+                deny_write.push(rule);
+            }
+        }
+    }
+    let deny_write_regexes = glob_regexes(req, &deny_write)?;
     let pinned = pins(req, &paths)?;
     let mut params = Params::default();
     let mut sections = fixed_sections();

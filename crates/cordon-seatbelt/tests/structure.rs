@@ -266,7 +266,9 @@ fn host_posture_hides_the_shared_temporary_directories() {
 #[test]
 fn symlink_resolved_spellings_are_emitted() {
     // A Linux-shaped host: /tmp is a real directory, yet the macOS spelling is emitted.
-    let host = FakeHost::typical().dir("/tmp/ws/src");
+    let host = FakeHost::typical()
+        .dir("/tmp/ws/src")
+        .file("/tmp/ws/.git/HEAD", "ref: refs/heads/main\n");
     let plan = plan_at(&policy(Profile::Shell, Posture::Host), &host, "/tmp/ws");
     let exec = build_with(
         &plan,
@@ -294,6 +296,15 @@ fn symlink_resolved_spellings_are_emitted() {
     let j = Judge::new(&exec);
     assert!(j.allows("file-write-create", "/private/tmp/ws/x"));
     assert!(!j.allows("file-write-create", "/private/tmp/ws/.git/hooks/x"));
+    // Auto-run names that do not exist are denied by name (Seatbelt needs no placeholder).
+    assert!(!j.allows("file-write-create", "/private/tmp/ws/.vscode/tasks.json"));
+    assert!(!j.allows("file-write-create", "/private/tmp/ws/.git/info/attributes"));
+    assert!(!j.allows("file-write-create", "/private/tmp/ws/new.code-workspace"));
+    assert!(!j.allows("file-write-create", "/private/tmp/ws/.aider.conf.yml"));
+    assert!(j.allows(
+        "file-write-create",
+        "/private/tmp/ws/notes.code-workspace.txt"
+    ));
     assert!(!j.allows("file-read-data", "/private/etc/shadow"));
 
     // A prefix the host says is a link elsewhere.

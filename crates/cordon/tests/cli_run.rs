@@ -280,12 +280,12 @@ fn explain_prints_one_argument_per_line_and_hides_explicit_values() {
     let all: Vec<String> = text(&out.stdout).lines().map(str::to_owned).collect();
     // First what a run makes before the jail starts (made by explain: nothing), then the list.
     let made = format!(
-        "# created for the run: {} (an empty directory)",
-        j.work.join(".vscode").display()
+        "# created for the run: {} (a file reading \".\")",
+        j.work.join(".git/commondir").display()
     );
     assert!(all.contains(&made), "{all:?}");
     assert!(
-        !j.work.join(".vscode").exists(),
+        !j.work.join(".git/commondir").exists(),
         "explain made a placeholder"
     );
     let lines: Vec<String> = all.into_iter().filter(|l| !l.starts_with("# ")).collect();
@@ -387,9 +387,10 @@ fn listing(dir: &Path) -> Vec<(PathBuf, u64, u32)> {
 fn concurrent_jails_share_placeholders_and_leave_the_workspace_as_found() {
     let j = Jail::new();
     let before = listing(&j.work);
-    // The first jail creates the placeholders and ends while a second one, which joined them,
-    // still runs; the second then tries to create `.vscode/tasks.json`. The first one's cleanup
-    // must not pull the placeholder from under the second.
+    // The first jail creates the `.git/commondir` placeholder and ends while a second one,
+    // which joined it, still runs; the second then tries to rewrite it. The first one's cleanup
+    // must not pull the placeholder from under the second. The second also creates
+    // `.vscode/tasks.json`, which did not exist at launch: moved aside after its run.
     let first = j
         .cmd(&["run", "--", "/bin/sh", "-c", "sleep 0.8"])
         .spawn()
@@ -398,10 +399,11 @@ fn concurrent_jails_share_placeholders_and_leave_the_workspace_as_found() {
     let long = j
         .cmd(&[
             "run",
+            "--json",
             "--",
             "/bin/sh",
             "-c",
-            "sleep 1.5; mkdir -p .vscode; echo x > .vscode/tasks.json && echo WROTE; echo end",
+            "sleep 1.5; echo ../evil > .git/commondir && echo WROTE; mkdir -p .vscode; echo x > .vscode/tasks.json; echo end",
         ])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -414,8 +416,34 @@ fn concurrent_jails_share_placeholders_and_leave_the_workspace_as_found() {
     assert!(stdout.contains("end"), "{stdout} {}", text(&long.stderr));
     assert!(
         !stdout.contains("WROTE"),
-        "the long jail created .vscode/tasks.json after the short one finished"
+        "the long jail rewrote .git/commondir after the short one finished"
     );
+    let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let planted: Vec<&serde_json::Value> = json["violations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|v| v["kind"] == "planted")
+        .collect();
+    assert_eq!(planted.len(), 1, "{stdout}");
+    assert_eq!(
+        planted[0]["path"].as_str(),
+        Some(j.work.join(".vscode").to_str().unwrap())
+    );
+    assert!(
+        !j.work.join(".vscode").exists(),
+        "the created .vscode stayed"
+    );
+    // What was moved aside is the one difference: removed, the workspace is as found.
+    let aside: Vec<PathBuf> = std::fs::read_dir(&j.work)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.to_string_lossy().contains(".vscode.cordon-quarantine-"))
+        .collect();
+    assert_eq!(aside.len(), 1, "{aside:?}");
+    assert!(aside[0].join("tasks.json").exists());
+    std::fs::remove_dir_all(&aside[0]).unwrap();
     assert_eq!(
         listing(&j.work),
         before,

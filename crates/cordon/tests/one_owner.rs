@@ -183,8 +183,12 @@ fn the_public_crates_build_the_list_run_hands_bubblewrap_and_explain_prints_it()
             .map(|p| p.path.as_path())
             .collect();
         assert!(
-            made.iter().any(|p| p.ends_with(".vscode")),
-            "a missing protected directory gets a placeholder: {made:?}"
+            work != &proj || made.iter().any(|p| p.ends_with(".git/commondir")),
+            "a missing git redirection gets a placeholder: {made:?}"
+        );
+        assert!(
+            !made.iter().any(|p| p.ends_with(".vscode")),
+            "a missing auto-run directory is swept after the run, not made: {made:?}"
         );
         let child_env = cordon_env::ChildEnv::build(env.iter().cloned(), &plan.env).unwrap();
         let built = cordon_bwrap::build(&Request {

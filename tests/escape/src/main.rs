@@ -44,6 +44,7 @@
 //! `mutants` feature of `cordon-launch`, debug builds only) and fails unless every weakening turns
 //! at least one case ESCAPED.
 
+mod autorun;
 mod backend;
 mod bounds;
 mod columns;
@@ -286,6 +287,7 @@ pub fn all_cases() -> Vec<Case> {
     let mut cases = Vec::new();
     cases.extend(writes::cases());
     cases.extend(protected::cases());
+    cases.extend(autorun::cases());
     cases.extend(creds::cases());
     cases.extend(survey::cases());
     cases.extend(env::cases());

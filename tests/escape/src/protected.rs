@@ -92,7 +92,7 @@ pub fn cases() -> Vec<Case> {
 }
 
 /// Runs git on the host as root (the tree is handed to the user afterwards).
-fn git(ctx: &Ctx<'_>, dir: &Path, args: &[&str]) -> Result<String, String> {
+pub(crate) fn git(ctx: &Ctx<'_>, dir: &Path, args: &[&str]) -> Result<String, String> {
     let out = Command::new("git")
         .args([
             "-c",
@@ -124,7 +124,7 @@ fn git(ctx: &Ctx<'_>, dir: &Path, args: &[&str]) -> Result<String, String> {
 }
 
 /// A repository with one commit in the workspace, sample hooks kept.
-fn repo(ctx: &Ctx<'_>, dir: &Path) -> Result<(), String> {
+pub(crate) fn repo(ctx: &Ctx<'_>, dir: &Path) -> Result<(), String> {
     git(ctx, dir, &["init", "-q", "."])?;
     std::fs::write(dir.join("README"), "hello\n").map_err(|e| e.to_string())?;
     git(ctx, dir, &["add", "README"])?;
@@ -135,7 +135,7 @@ fn repo(ctx: &Ctx<'_>, dir: &Path) -> Result<(), String> {
 }
 
 /// Everything below `paths` (names, kinds, contents) as text, to compare before and after.
-fn snapshot(paths: &[PathBuf]) -> String {
+pub(crate) fn snapshot(paths: &[PathBuf]) -> String {
     fn walk(p: &Path, out: &mut String) {
         match std::fs::symlink_metadata(p) {
             Err(_) => out.push_str(&format!("{}: absent\n", p.display())),
@@ -169,7 +169,7 @@ fn snapshot(paths: &[PathBuf]) -> String {
 }
 
 /// The first line that differs, for the detail.
-fn diff(before: &str, after: &str) -> String {
+pub(crate) fn diff(before: &str, after: &str) -> String {
     let a: Vec<&str> = before.lines().collect();
     let b: Vec<&str> = after.lines().collect();
     for i in 0..a.len().max(b.len()) {
@@ -184,7 +184,7 @@ fn diff(before: &str, after: &str) -> String {
     "unchanged".into()
 }
 
-fn harness_err(e: String) -> Outcome {
+pub(crate) fn harness_err(e: String) -> Outcome {
     Outcome::new(Verdict::Inconclusive, format!("harness: {e}"))
 }
 

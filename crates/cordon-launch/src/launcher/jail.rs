@@ -35,6 +35,8 @@ pub(crate) struct Jail {
     pub(crate) judge: Box<crate::violations::JailRules>,
     /// A `proxy` network's proxy, ended with the jail.
     pub(crate) proxy: Option<crate::proxy::JailProxy>,
+    /// Auto-run names missing at launch, looked for once the jail is gone (sweep.rs).
+    pub(crate) sweep: Box<crate::sweep::Sweep>,
 }
 
 impl std::fmt::Debug for Jail {
@@ -164,6 +166,8 @@ impl Jail {
             violations::annotate(&mut result.violations, &self.judge);
             return Ok(result);
         }
+        // The jail's processes are gone: what it created at auto-run names is moved aside.
+        let planted = self.sweep.run();
         let mut result = finish(
             supervised,
             Some(self.backend.into()),
@@ -184,6 +188,7 @@ impl Jail {
                 destinations: record.destinations.into_values().collect(),
             });
         }
+        result.violations.extend(planted);
         Ok(result)
     }
 

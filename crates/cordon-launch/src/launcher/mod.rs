@@ -382,7 +382,18 @@ impl Launcher {
         {
             session.kill_nothing();
         }
+        // Objects shared by hard link with another repository (a local clone's): refused
+        // before anything is made (objects.rs).
+        if let Some(shared) = crate::objects::shared_object(req.plan) {
+            return Ok(Start::Refused(refused(
+                shared.to_string(),
+                policy_hash,
+                env_dropped,
+            )));
+        }
         let (guarded, mut cleanup) = make_placeholders(req.plan, session);
+        // What to look for (and put back) after the run, read before the jail exists.
+        let sweep = Box::new(crate::sweep::Sweep::of(&guarded));
         // For a jail built ahead, what the guard just read, looked at again when a command
         // claims it: taken right after the guard, as close to its reads as a cold run's mounts.
         let seen = awaiting.then(|| Seen::of(req.plan));
@@ -518,6 +529,7 @@ impl Launcher {
             seen,
             judge: Box::new(crate::violations::JailRules::new(req.plan, backend.name())),
             proxy,
+            sweep,
         };
         let mut jail = jail;
         if let Some(channel) = rules_channel {

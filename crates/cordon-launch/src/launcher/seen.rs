@@ -25,6 +25,10 @@ impl Seen {
         let guarded = plan
             .protected
             .iter()
+            // A file put back after the run: its content is read when the jail is built, so a
+            // change on the host since then discards the jail (the old content would be put
+            // back over it).
+            .chain(&plan.restored)
             .map(|p| (p.path.as_path(), Some(p.root.as_path())))
             .chain(
                 plan.skipped
