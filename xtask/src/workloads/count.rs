@@ -19,6 +19,7 @@ pub fn count(counter: Counter, log: &str) -> Counts {
         Counter::Pytest => pytest(log),
         Counter::Unittest => unittest(log),
         Counter::Tap => tap(log),
+        Counter::Prove => prove(log),
         Counter::Zlib => zlib(log),
     }
 }
@@ -113,6 +114,38 @@ fn tap(log: &str) -> Counts {
     }
 }
 
+fn prove(log: &str) -> Counts {
+    let Some(total) = log
+        .lines()
+        .rev()
+        .find(|l| l.starts_with("Files="))
+        .and_then(|l| number_after(l, "Tests="))
+    else {
+        return Counts::default();
+    };
+    // `Failed 2/11 test programs. 3/104 subtests failed.`: a program that died before its plan
+    // counts as one failure even when no subtest failed.
+    let summary = log
+        .lines()
+        .rev()
+        .find(|l| l.starts_with("Failed ") && l.contains(" test programs"));
+    let subtests = summary
+        .and_then(|l| l.split(". ").nth(1))
+        .and_then(|part| part.split('/').next())
+        .and_then(|n| n.trim().parse::<u64>().ok())
+        .unwrap_or(0);
+    let programs = summary
+        .and_then(|l| number_after(l, "Failed "))
+        .unwrap_or(0);
+    let failed = subtests.max(programs);
+    Counts {
+        passed: total.saturating_sub(subtests),
+        failed,
+        skipped: 0,
+        found: true,
+    }
+}
+
 fn zlib(log: &str) -> Counts {
     let passed = log
         .lines()
@@ -196,6 +229,31 @@ mod tests {
             }
         );
         assert!(!count(Counter::Tap, "Error: Cannot find module 'tape'").found);
+    }
+
+    #[test]
+    fn prove_reads_the_harness_summary() {
+        let ok = "All tests successful.\nFiles=11, Tests=104,  1 wallclock secs\nResult: PASS\n";
+        assert_eq!(
+            count(Counter::Prove, ok),
+            Counts {
+                passed: 104,
+                failed: 0,
+                skipped: 0,
+                found: true
+            }
+        );
+        let bad = "Failed 2/11 test programs. 3/104 subtests failed.\nFiles=11, Tests=104, 1 wallclock secs\nResult: FAIL\n";
+        assert_eq!(
+            count(Counter::Prove, bad),
+            Counts {
+                passed: 101,
+                failed: 3,
+                skipped: 0,
+                found: true
+            }
+        );
+        assert!(!count(Counter::Prove, "make: *** No rule to make target").found);
     }
 
     #[test]

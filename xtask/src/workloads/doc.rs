@@ -106,7 +106,7 @@ pub fn render(rows: &[Row], verdict: &Verdict, tools: &Tools) -> String {
                 Source::CargoCache { krate } => {
                     format!("crates.io {krate} (cargo's registry cache)")
                 }
-                Source::DebianSource { package, version } => {
+                Source::Debian { package, version } => {
                     format!("Debian source {package}={version}")
                 }
                 Source::Npm { name, version } => format!("npm {name}@{version}"),

@@ -75,7 +75,19 @@ const KNOWN: &[Known] = &[
         user: Who::User,
         why: UNIX_SOCKETS,
     },
+    Known {
+        item: "tar-owner",
+        user: Who::Root,
+        why: TAR_OWNER,
+    },
 ];
+
+const TAR_OWNER: &str = "`tar: f: Cannot change ownership to uid 1000, gid 1000: Invalid argument`, tar exits 2: \
+     as root, tar's default (--same-owner) chowns each file to its archived owner, and the jail's \
+     user namespace maps uid 0 alone (bubblewrap maps only the caller's id), so fchownat(2) to \
+     an unmapped id fails with EINVAL. As the unprivileged user tar does not chown, so it works \
+     in both places. The projects unpack with --no-same-owner; pip and npm unpack without it \
+     failing.";
 
 const UNIX_SOCKETS: &str = "socket(AF_UNIX, SOCK_STREAM, 0) fails with EPERM (`PermissionError: [Errno 1] \
      Operation not permitted`): with the network denied the seccomp filter refuses every socket \
@@ -415,7 +427,7 @@ fn fetch(cache: &Path, projects: &[&Project]) -> Result<(), Error> {
                     let found = cargo_cached(krate)?;
                     copy(&found, &staging.join(&need.file))?;
                 }
-                Source::DebianSource { package, version } => {
+                Source::Debian { package, version } => {
                     debian_source(cache, &staging, package, version)?
                 }
             }
@@ -563,10 +575,16 @@ fn user_toolchain(ctx: &Ctx, cache: &Path) -> Result<PathBuf, Error> {
     let sysroot = ctx.cmd("rustc").args(["--print", "sysroot"]).read()?;
     let sysroot = fs::canonicalize(&sysroot)
         .map_err(|e| fail(format!("cannot resolve the sysroot {sysroot}: {e}")))?;
-    let name = sysroot
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "toolchain".into());
+    // Named by the compiler's release and commit, so an updated toolchain gets a fresh copy.
+    let version = ctx.cmd("rustc").arg("-vV").read()?;
+    let field = |key: &str| {
+        version
+            .lines()
+            .find_map(|l| l.strip_prefix(key))
+            .map(|v| v.trim().chars().take(12).collect::<String>())
+            .unwrap_or_else(|| "unknown".into())
+    };
+    let name = format!("{}-{}", field("release:"), field("commit-hash:"));
     let dest = cache.join("toolchain").join(name);
     if dest.join("bin/cargo").is_file() {
         return Ok(dest);

@@ -176,6 +176,12 @@ assert got, "no SIGUSR1 from the child"
         script: r#"out=$(ps -e -o pid=,comm=); echo "$out" | grep -q ' ps$'; echo "$out" | grep -q "^ *$$ ""#,
     },
     Probe {
+        name: "tar-owner",
+        what: "tar x with tar's defaults of an archive whose files belong to uid 1000 (as npm, PyPI and Debian tarballs do): root's tar gives each file its archived owner",
+        script: r#"mkdir in out; echo x > in/f; tar --owner=1000 --group=1000 -czf t.tgz -C in f
+tar -xzf t.tgz -C out; test "$(cat out/f)" = x"#,
+    },
+    Probe {
         name: "npm-run",
         what: "npm run of a package.json script in the workspace (npm reads and writes its cache and logs under the home)",
         script: r#"printf '{"name":"probe","version":"1.0.0","scripts":{"hello":"echo npm-ran-$npm_package_name"}}' > package.json

@@ -1,6 +1,10 @@
 //! The upstream projects of the workloads suite: what is fetched (every archive by exact version
 //! and sha256), how each is built and tested, and how its test runner's output is counted.
 //!
+//! Archives are unpacked with `tar --no-same-owner`: as root in the jail, tar's default of
+//! giving each file its archived owner fails on an owner the jail's user namespace does not map
+//! (the `tar-owner` probe shows it), and the suites are to be compared, not that.
+//!
 //! A project's script runs with `sh -eu` in a fresh workspace that holds `dl/` (its archives,
 //! checked against the table) and whatever [`Deps`] laid out on the host. The same script runs
 //! on the host and in the jail, as root and as the unprivileged user.
@@ -26,7 +30,7 @@ pub enum Source {
     },
     /// `apt-get source --download-only package=version`, from a deb-src list derived from the
     /// machine's own apt sources; only the named file of the source package is used.
-    DebianSource {
+    Debian {
         package: &'static str,
         version: &'static str,
     },
@@ -66,6 +70,8 @@ pub enum Counter {
     Unittest,
     /// TAP as tape prints it: `# pass N`, `# fail M`.
     Tap,
+    /// Perl's test harness (`make test`): `Files=N, Tests=M` and `K/M subtests failed`.
+    Prove,
     /// zlib's `make test`: one `*** zlib test OK ***` (or `FAILED`) per build it tests.
     Zlib,
 }
@@ -185,7 +191,7 @@ pub const PROJECTS: &[Project] = &[
             },
         }],
         deps: Deps::None,
-        script: "tar xzf dl/strsim-0.11.1.crate\ncd strsim-0.11.1\nrm -f Cargo.lock\ncargo test --offline",
+        script: "tar --no-same-owner -xzf dl/strsim-0.11.1.crate\ncd strsim-0.11.1\nrm -f Cargo.lock\ncargo test --offline",
         counter: Counter::Cargo,
         ci: true,
     },
@@ -202,7 +208,7 @@ pub const PROJECTS: &[Project] = &[
             },
         }],
         deps: Deps::CargoHome,
-        script: "export CARGO_HOME=\"$PWD/cargo-home\"\ntar xzf dl/rusty-fork-0.3.1.crate\ncd rusty-fork-0.3.1\nrm -f Cargo.lock\ncargo test --offline",
+        script: "export CARGO_HOME=\"$PWD/cargo-home\"\ntar --no-same-owner -xzf dl/rusty-fork-0.3.1.crate\ncd rusty-fork-0.3.1\nrm -f Cargo.lock\ncargo test --offline",
         counter: Counter::Cargo,
         ci: true,
     },
@@ -221,7 +227,7 @@ pub const PROJECTS: &[Project] = &[
             FLIT_CORE_4,
         ],
         deps: Deps::None,
-        script: "tar xzf dl/more_itertools-11.2.1.tar.gz\npython3 -m venv venv\n\
+        script: "tar --no-same-owner -xzf dl/more_itertools-11.2.1.tar.gz\npython3 -m venv venv\n\
                  venv/bin/pip install --no-index --find-links dl --quiet -e ./more_itertools-11.2.1\n\
                  cd more_itertools-11.2.1\n../venv/bin/python -m unittest discover -s tests -t .",
         counter: Counter::Unittest,
@@ -247,7 +253,7 @@ pub const PROJECTS: &[Project] = &[
             PYGMENTS,
         ],
         deps: Deps::None,
-        script: "tar xzf dl/ptyprocess-0.7.0.tar.gz\npython3 -m venv venv\n\
+        script: "tar --no-same-owner -xzf dl/ptyprocess-0.7.0.tar.gz\npython3 -m venv venv\n\
                  venv/bin/pip install --no-index --find-links dl --quiet pytest -e ./ptyprocess-0.7.0\n\
                  cd ptyprocess-0.7.0\n../venv/bin/python -m pytest -rfE tests",
         counter: Counter::Pytest,
@@ -273,7 +279,7 @@ pub const PROJECTS: &[Project] = &[
             PYGMENTS,
         ],
         deps: Deps::None,
-        script: "tar xzf dl/markupsafe-3.0.4.tar.gz\npython3 -m venv venv\n\
+        script: "tar --no-same-owner -xzf dl/markupsafe-3.0.4.tar.gz\npython3 -m venv venv\n\
                  venv/bin/pip install --no-index --find-links dl --quiet pytest -e ./markupsafe-3.0.4\n\
                  venv/bin/python -c 'import markupsafe._speedups'\n\
                  cd markupsafe-3.0.4\n../venv/bin/python -m pytest -rfE tests",
@@ -288,8 +294,8 @@ pub const PROJECTS: &[Project] = &[
         archives: &[],
         deps: Deps::TapeTree,
         script: "while read -r name file; do mkdir -p \"node_modules/$name\"; \
-                 tar xzf \"dl/npm/$file\" -C \"node_modules/$name\" --strip-components=1; done < dl/npm/index.txt\n\
-                 mkdir minimist\ntar xzf dl/npm/minimist-1.2.8.tgz -C minimist --strip-components=1\n\
+                 tar --no-same-owner -xzf \"dl/npm/$file\" -C \"node_modules/$name\" --strip-components=1; done < dl/npm/index.txt\n\
+                 mkdir minimist\ntar --no-same-owner -xzf dl/npm/minimist-1.2.8.tgz -C minimist --strip-components=1\n\
                  cd minimist\nnode ../node_modules/tape/bin/tape 'test/*.js'",
         counter: Counter::Tap,
         ci: false,
@@ -302,14 +308,32 @@ pub const PROJECTS: &[Project] = &[
         archives: &[Archive {
             file: "zlib_1.2.13.dfsg.orig.tar.bz2",
             sha256: "71feb7947e3c00ef125f83b79a4e529bde31171e5babe48b391f06758d1ab0a1",
-            source: Source::DebianSource {
+            source: Source::Debian {
                 package: "zlib",
                 version: "1:1.2.13.dfsg-1",
             },
         }],
         deps: Deps::None,
-        script: "tar xjf dl/zlib_1.2.13.dfsg.orig.tar.bz2\ncd zlib-1.2.13.dfsg\n./configure\nmake -j2 test",
+        script: "tar --no-same-owner -xjf dl/zlib_1.2.13.dfsg.orig.tar.bz2\ncd zlib-1.2.13.dfsg\n./configure\nmake -j2 test",
         counter: Counter::Zlib,
+        ci: false,
+    },
+    Project {
+        name: "try-tiny",
+        language: "Perl",
+        version: "0.31 (Debian 0.31-2)",
+        exercises: "perl Makefile.PL, make, make test: ExtUtils::MakeMaker and Test::Harness over 11 test programs",
+        archives: &[Archive {
+            file: "libtry-tiny-perl_0.31.orig.tar.gz",
+            sha256: "3300d31d8a4075b26d8f46ce864a1d913e0e8467ceeba6655d5d2b2e206c11be",
+            source: Source::Debian {
+                package: "libtry-tiny-perl",
+                version: "0.31-2",
+            },
+        }],
+        deps: Deps::None,
+        script: "tar --no-same-owner -xzf dl/libtry-tiny-perl_0.31.orig.tar.gz\ncd Try-Tiny-0.31\nperl Makefile.PL\nmake\nmake test",
+        counter: Counter::Prove,
         ci: false,
     },
 ];
