@@ -25,9 +25,27 @@ pub fn render(rows: &[Row], verdict: &Verdict, tools: &Tools) -> String {
          cache after the workspace build (no network); `cargo xtask workloads --all` runs everything.\n\n",
     );
     out.push_str("Tools of this run: ");
-    let tools: Vec<String> = tools.0.iter().map(|(n, v)| format!("{n} {v}")).collect();
+    let tools: Vec<String> = tools
+        .0
+        .iter()
+        .map(|(n, v)| {
+            if v.to_lowercase().starts_with(n.as_str()) {
+                v.clone()
+            } else {
+                format!("{n} {v}")
+            }
+        })
+        .collect();
     out.push_str(&tools.join("; "));
-    out.push_str(".\n\n## Projects\n\n");
+    out.push_str(
+        ".\n\n\
+         Root and the unprivileged user differ on purpose, the way two real users do: root runs with the caller's\n\
+         `PATH` (here pyenv's `python3`, rustup's `cargo`) and its real home, which the jail shows read-only; the\n\
+         user cannot enter `/root`, so it gets `/usr/bin/python3`, a hard-linked copy of the pinned Rust toolchain,\n\
+         and a fresh home of its own (read-only in the jail too). `rusty-fork` carries a cargo home of the\n\
+         workspace's own (a copy of the registry index and `.crate` cache), so both users resolve its\n\
+         dependencies offline; `strsim` has none and runs with each user's default cargo home.\n\n## Projects\n\n",
+    );
     out.push_str(
         "| project | language | version | what its suite exercises | root: host | root: jail | user: host | user: jail |\n\
          |---|---|---|---|---|---|---|---|\n",
@@ -66,14 +84,21 @@ pub fn render(rows: &[Row], verdict: &Verdict, tools: &Tools) -> String {
     if verdict.differences.is_empty() {
         out.push_str("Nowhere: every project and every probe ran in the jail exactly as on the host, for both users.\n");
     }
-    for (name, who, why) in &verdict.differences {
-        let _ = writeln!(out, "### {name} ({})\n\n```text\n{why}\n```\n", who.label());
+    for d in &verdict.differences {
+        let _ = writeln!(
+            out,
+            "### {} ({})\n\n{}\n\nWhat the jail printed that the host did not:\n\n```text\n{}\n```\n",
+            d.name,
+            d.who.label(),
+            d.why,
+            d.evidence
+        );
     }
     for failure in &verdict.failures {
         if !verdict
             .differences
             .iter()
-            .any(|(n, _, _)| failure.contains(n.as_str()))
+            .any(|d| failure.contains(d.name.as_str()))
         {
             let _ = writeln!(out, "```text\n{failure}\n```\n");
         }

@@ -315,7 +315,12 @@ fn tools(setup: &Setup) -> doc::Tools {
     doc::Tools(vec![
         ("kernel".into(), probe("uname", &["-r"])),
         ("bubblewrap".into(), probe("bwrap", &["--version"])),
-        ("python3".into(), probe("python3", &["--version"])),
+        ("python3 (root)".into(), probe("python3", &["--version"])),
+        (
+            "python3 (user)".into(),
+            probe("/usr/bin/python3", &["--version"]),
+        ),
+        ("perl".into(), probe("perl", &["-e", "print $^V"])),
         ("node".into(), probe("node", &["--version"])),
         ("cargo".into(), probe("cargo", &["--version"])),
         ("gcc".into(), probe("gcc", &["-dumpfullversion"])),
@@ -806,12 +811,22 @@ fn describe(item: Item, run: &Run) -> String {
 // ---------------------------------------------------------------------------------------------
 // Compare
 
+/// Where the jail's run differed from the host's.
+pub struct Difference {
+    pub name: String,
+    pub who: Who,
+    /// The known explanation, or "not explained yet".
+    pub why: String,
+    /// The jail's error lines the host did not print.
+    pub evidence: String,
+}
+
 /// What the comparison found.
 pub struct Verdict {
     /// Differences nothing explains, and host runs that failed: each fails the task.
     pub failures: Vec<String>,
-    /// Per item and user, a difference and its explanation (known, or the jail's error lines).
-    pub differences: Vec<(String, Who, String)>,
+    /// Per item and user, a difference, its explanation and the jail's error lines.
+    pub differences: Vec<Difference>,
     /// Known differences that did not happen: remove them from [`KNOWN`].
     pub notes: Vec<String>,
 }
@@ -865,11 +880,15 @@ fn judge(rows: &[Row]) -> Verdict {
                 continue;
             }
             let evidence = jail_only_errors(&host.log, &jail.log);
-            let why = match known {
-                Some(k) => k.why.to_owned(),
-                None => evidence.clone(),
-            };
-            verdict.differences.push((name.to_owned(), who, why));
+            verdict.differences.push(Difference {
+                name: name.to_owned(),
+                who,
+                why: known.map_or_else(
+                    || "Not explained yet: this difference fails the task.".to_owned(),
+                    |k| k.why.to_owned(),
+                ),
+                evidence: evidence.clone(),
+            });
             if known.is_none() {
                 verdict.failures.push(format!(
                     "  - {name} ({}): host {}, jail {}; the jail printed:\n{}",
@@ -1110,7 +1129,8 @@ mod tests {
         let verdict = judge(&[row]);
         assert!(verdict.failures.is_empty(), "{:?}", verdict.failures);
         assert_eq!(verdict.differences.len(), 1);
-        assert!(verdict.differences[0].2.contains("AF_UNIX"));
+        assert!(verdict.differences[0].why.contains("AF_UNIX"));
+        assert_eq!(verdict.differences[0].evidence, "PermissionError");
     }
 
     #[test]
