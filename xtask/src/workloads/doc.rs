@@ -107,8 +107,9 @@ pub fn render(rows: &[Row], verdict: &Verdict, tools: &Tools) -> String {
         "\n## Languages not covered\n\n\
          - **Go**: not installed on this machine, and its module proxy is not a source for other projects.\n\
          - **Java**: `javac` and `mvn` exist, but Maven Central is not among the registries this machine reaches,\n  \
-         so no Java project's build plugins and test dependencies can be fetched; Debian's Java source packages\n  \
-         build only with Debian's Maven repository tooling, which this suite does not set up.\n\n",
+         so no Java project's build plugins and test dependencies can be fetched; Debian's mirror here does not\n  \
+         serve the Java source package tried (`apt-get source libcommons-cli-java=1.5.0-1`: 404 for its\n  \
+         `.orig.tar.xz`), while it serves zlib's and Try::Tiny's.\n\n",
     );
     out.push_str("## Pinned archives\n\n| file | from | sha256 |\n|---|---|---|\n");
     let mut listed = std::collections::BTreeSet::new();
