@@ -22,7 +22,9 @@ pub fn render(rows: &[Row], verdict: &Verdict, tools: &Tools) -> String {
          The comparison is host against jail for the same user: the jail must count the same passed and failed\n\
          tests and exit with the same status; a difference that is not explained in the code fails the task.\n\n\
          `cargo xtask ci workloads` runs the probes and the Rust crates whose sources are in cargo's registry\n\
-         cache after the workspace build (no network); `cargo xtask workloads --all` runs everything.\n\n",
+         cache after the workspace build (no network); `cargo xtask workloads --all` runs everything.\n\
+         `--only NAME[,NAME]` runs some (`probes` names every probe), `--keep` keeps each run's log, `--cache DIR`\n\
+         moves the cache (default `/var/lib/cordon-workloads`; not under `/tmp` or `/var/tmp`, which the jail replaces).\n\n",
     );
     out.push_str("Tools of this run: ");
     let tools: Vec<String> = tools
