@@ -77,6 +77,11 @@ pub const STEPS: &[Step] = &[
         run: load,
     },
     Step {
+        name: "workloads",
+        about: "cargo xtask workloads: the probes test suites need and the Rust crates from cargo's registry cache, their own tests on the host and in the jail, root and user, offline (docs/workloads.md)",
+        run: workloads,
+    },
+    Step {
         name: "deny",
         about: "cargo deny check licenses bans sources (deny.toml)",
         run: deny,
@@ -386,6 +391,12 @@ fn load(ctx: &Ctx) -> Result<(), Error> {
     })();
     let _ = std::fs::remove_dir_all(&dir);
     outcome
+}
+
+/// The CI subset of the workloads suite: every probe, and the projects whose sources are on the
+/// machine once the workspace is built (no network); `cargo xtask workloads --all` runs the rest.
+fn workloads(ctx: &Ctx) -> Result<(), Error> {
+    crate::workloads::run(ctx, &crate::workloads::Options::default())
 }
 
 fn deny(ctx: &Ctx) -> Result<(), Error> {

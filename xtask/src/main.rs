@@ -10,6 +10,7 @@ mod fuzz;
 mod harnesses;
 mod relocated;
 mod setup;
+mod workloads;
 mod workspace;
 
 use std::ffi::OsString;
@@ -50,6 +51,30 @@ enum Task {
     /// or anything left behind (processes, mounts, files, descriptors, memory).
     #[command(disable_help_flag = true)]
     Load(Passthrough),
+    /// Real upstream projects' test suites (Python, Node, Rust, C) and the probes test suites
+    /// need, on the host and in a bubblewrap jail, as root and as the unprivileged user; fails
+    /// on a difference (docs/workloads.md). Without --all: the probes and the CI subset.
+    Workloads(WorkloadsArgs),
+}
+
+#[derive(Debug, Args)]
+struct WorkloadsArgs {
+    /// Every project, not only the CI subset (fetches what is not cached: needs the registries).
+    #[arg(long)]
+    all: bool,
+    /// Only these projects or probes (comma-separated; `probes` names every probe).
+    #[arg(long, value_delimiter = ',')]
+    only: Vec<String>,
+    /// Where the archives, the user's toolchain copy and the runs live
+    /// (default /var/lib/cordon-workloads; not under /tmp or /var/tmp, which the jail replaces).
+    #[arg(long, value_name = "DIR")]
+    cache: Option<std::path::PathBuf>,
+    /// Write docs/workloads.md from this run.
+    #[arg(long)]
+    write_doc: bool,
+    /// Keep the logs of this run (their directory is printed).
+    #[arg(long)]
+    keep: bool,
 }
 
 /// A harness package's own arguments, passed through unchanged (`--help` lists them).
@@ -126,6 +151,22 @@ fn main() -> ExitCode {
                 sanitizer: args.sanitizer,
             };
             match fuzz::run(&ci::Ctx::from_env(), &opts) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("\nerror: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        Task::Workloads(args) => {
+            let opts = workloads::Options {
+                all: args.all,
+                only: args.only,
+                cache: args.cache,
+                write_doc: args.write_doc,
+                keep: args.keep,
+            };
+            match workloads::run(&ci::Ctx::from_env(), &opts) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("\nerror: {e}");

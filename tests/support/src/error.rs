@@ -27,6 +27,11 @@ pub enum Error {
     #[error("escape-suite: {0}")]
     Escape(String),
 
+    /// `cargo xtask workloads` failed: a fetch, a digest, a set-up step, or a comparison of the
+    /// host's and the jail's runs.
+    #[error("workloads: {0}")]
+    Workloads(String),
+
     /// bubblewrap is missing and cannot be installed from here.
     #[error(
         "bubblewrap is not installed ({path} is missing) and this is not root, so it cannot be \
