@@ -39,6 +39,7 @@
 //! ```
 
 pub mod audit;
+pub mod caches;
 pub mod config;
 pub mod defaults;
 mod error;
@@ -57,7 +58,7 @@ pub use host::{EntryKind, FakeHost, HostFacts, RealHost};
 pub use model::{Limits, Network, Posture, Unavailable};
 pub use paths::PathSpec;
 pub use plan::{
-    Bind, CredentialMask, Invocation, Plan, ProtectedPath, SkipReason, Skipped, Symlink,
+    Bind, CachePlan, CredentialMask, Invocation, Plan, ProtectedPath, SkipReason, Skipped, Symlink,
 };
 pub use policy::{POLICY_FORMAT_EPOCH, Policy, PolicyBuilder, PolicyHash, Source, WritableSpec};
 pub use profile::{Profile, ProfileDefaults};

@@ -25,6 +25,10 @@ pub struct Invocation {
     /// directory ([`defaults::OWN_STATE_IN_HOME`]), absolute: where `XDG_CONFIG_HOME` and
     /// `XDG_CACHE_HOME` put them ([`crate::config::own_state_dirs`]). Read-only in every jail.
     pub own_state: Vec<PathBuf>,
+    /// cordon's toolchain-cache directory (`<cordon's cache directory>/tools`, absolute), or
+    /// `None` for no private caches. A workspace's cache below it is used when it exists (the
+    /// CLI creates it before a run; [`crate::caches`]).
+    pub caches: Option<PathBuf>,
 }
 
 impl Invocation {
@@ -34,7 +38,14 @@ impl Invocation {
             cwd: cwd.into(),
             workspace: None,
             own_state: Vec::new(),
+            caches: None,
         }
+    }
+
+    /// The same invocation with private toolchain caches below `base` (absolute).
+    pub fn with_caches(mut self, base: impl Into<PathBuf>) -> Invocation {
+        self.caches = Some(base.into());
+        self
     }
 
     /// The same invocation with cordon's own directories `dirs` (absolute) kept read-only too.
@@ -119,6 +130,17 @@ pub struct Skipped {
     pub reason: SkipReason,
 }
 
+/// The workspace's private toolchain cache in a plan: a writable root of cordon's, and the
+/// variables that point the tools into it (also in `env.owned`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CachePlan {
+    /// The cache root (canonical), also in `writable`.
+    #[serde(serialize_with = "serialize_path")]
+    pub root: PathBuf,
+    /// What cordon creates in it and sets.
+    pub layout: crate::caches::CacheLayout,
+}
+
 /// A policy resolved on one host for one invocation: plain data, every path canonical.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Plan {
@@ -161,6 +183,10 @@ pub struct Plan {
     pub masks: Vec<CredentialMask>,
     /// Masks and protected paths left out, with the reason.
     pub skipped: Vec<Skipped>,
+    /// The workspace's private toolchain cache, when the invocation has one, the posture is
+    /// the host's, and its root exists.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub caches: Option<CachePlan>,
     /// Environment policy.
     pub env: EnvPolicy,
     /// Limits.
@@ -227,7 +253,9 @@ impl Plan {
                 }
             }
         }
-        let mut granted = roots;
+        let caches = resolve_caches(policy, invocation, host, &home, &workspace, &masks);
+        let mut granted = roots.clone();
+        granted.extend(caches.as_ref().map(|c| c.root.clone()));
         granted.sort();
         granted.dedup();
         let writable = minimal_cover(granted.clone());
@@ -241,8 +269,18 @@ impl Plan {
             return Err(PolicyError::CwdOutsideWritable { cwd, writable });
         }
 
+        // cordon's cache root holds nothing the host runs: no protected paths below it.
+        let mut user_granted = roots;
+        user_granted.sort();
+        user_granted.dedup();
         let (protected, protected_skips) = resolve_protected(
-            policy, host, &home, &workspace, &granted, &writable, &worktrees,
+            policy,
+            host,
+            &home,
+            &workspace,
+            &user_granted,
+            &writable,
+            &worktrees,
         );
         skipped.extend(protected_skips);
         let mut protected = protected;
@@ -271,10 +309,14 @@ impl Plan {
             masks,
             skipped,
             env: policy.env().clone(),
+            caches,
             limits: *policy.limits(),
             unavailable: policy.unavailable(),
             policy_hash: policy.hash(),
         };
+        if let Some(c) = &plan.caches {
+            plan.env.owned = c.layout.vars.clone();
+        }
         plan.add_base(host);
         Ok(plan)
     }
@@ -581,6 +623,37 @@ fn resolve_protected(
     protected.sort();
     protected.dedup_by(|a, b| a.path == b.path);
     (protected, skipped)
+}
+
+/// The workspace's private toolchain cache: in the host posture only (the minimal posture is
+/// for untrusted documents and servers, which get no state that outlives a run), when its root
+/// exists as a directory (not a link), and only when it is a root the path rules accept and lies
+/// neither inside the workspace nor around it. Otherwise none, and tools see a read-only home.
+fn resolve_caches(
+    policy: &Policy,
+    invocation: &Invocation,
+    host: &dyn HostFacts,
+    home: &Path,
+    workspace: &Path,
+    masks: &[CredentialMask],
+) -> Option<CachePlan> {
+    if policy.posture() != Posture::Host {
+        return None;
+    }
+    let base = invocation.caches.as_ref().filter(|b| b.is_absolute())?;
+    let base = host.canonicalize(base)?;
+    let wanted = crate::caches::layout(&base, workspace, home, policy.network(), host).ok()?;
+    if host.kind(&wanted.root) != Some(EntryKind::Dir) {
+        return None;
+    }
+    let root = check_root(host, &wanted.root, Origin::Configured, home, workspace, masks).ok()?;
+    if root != wanted.root || is_within(&root, workspace) || is_within(workspace, &root) {
+        return None;
+    }
+    Some(CachePlan {
+        root,
+        layout: wanted,
+    })
 }
 
 /// cordon's own directories for this invocation: the defaults below the home directory (in its
