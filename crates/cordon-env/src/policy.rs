@@ -23,6 +23,10 @@ pub struct EnvPolicy {
     /// Values cordon itself sets (never read from the host, never from a configuration file):
     /// the plan fills them in for its private toolchain caches. Not serialized when empty, and
     /// never deserialized, so no configuration layer can name one.
-    #[serde(default, skip_deserializing, skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(
+        default,
+        skip_deserializing,
+        skip_serializing_if = "BTreeMap::is_empty"
+    )]
     pub owned: BTreeMap<String, String>,
 }

@@ -70,20 +70,65 @@ const fn tool(
 /// Every tool cordon points at its private cache, by its own variable. `CARGO_HOME` is listed
 /// apart ([`CARGO_DIR`], [`CARGO_ONLINE_DIR`]): its directory depends on the network.
 pub const TOOL_CACHES: &[ToolCache] = &[
-    tool("XDG base directories", "XDG_CACHE_HOME", "xdg", "every tool that follows the XDG base directories (pip, uv, pre-commit, yarn 1, pnpm's metadata, sccache, ccache 4, go-build, node-gyp, …) when its own variable is not set"),
+    tool(
+        "XDG base directories",
+        "XDG_CACHE_HOME",
+        "xdg",
+        "every tool that follows the XDG base directories (pip, uv, pre-commit, yarn 1, pnpm's metadata, sccache, ccache 4, go-build, node-gyp, …) when its own variable is not set",
+    ),
     tool("go", "GOCACHE", "go-build", "the build and test cache"),
-    tool("go", "GOMODCACHE", "go-mod", "downloaded modules (filled from the host's download cache when the network is denied)"),
-    tool("npm", "npm_config_cache", "npm", "the package cache and npm's logs"),
-    tool("pnpm", "PNPM_HOME", "pnpm", "the content-addressed store ($PNPM_HOME/store; globally installed binaries found through the host's PATH still run)"),
-    tool("yarn", "YARN_CACHE_FOLDER", "yarn", "yarn 1's cache and yarn 2+'s cache folder"),
-    tool("yarn", "YARN_GLOBAL_FOLDER", "yarn-global", "yarn 2+'s global folder (global cache, metadata)"),
+    tool(
+        "go",
+        "GOMODCACHE",
+        "go-mod",
+        "downloaded modules (filled from the host's download cache when the network is denied)",
+    ),
+    tool(
+        "npm",
+        "npm_config_cache",
+        "npm",
+        "the package cache and npm's logs",
+    ),
+    tool(
+        "pnpm",
+        "PNPM_HOME",
+        "pnpm",
+        "the content-addressed store ($PNPM_HOME/store; globally installed binaries found through the host's PATH still run)",
+    ),
+    tool(
+        "yarn",
+        "YARN_CACHE_FOLDER",
+        "yarn",
+        "yarn 1's cache and yarn 2+'s cache folder",
+    ),
+    tool(
+        "yarn",
+        "YARN_GLOBAL_FOLDER",
+        "yarn-global",
+        "yarn 2+'s global folder (global cache, metadata)",
+    ),
     tool("pip", "PIP_CACHE_DIR", "pip", "downloaded and built wheels"),
     tool("uv", "UV_CACHE_DIR", "uv", "uv's cache"),
-    tool("gradle", "GRADLE_USER_HOME", "gradle", "Gradle's caches, daemons and wrapper distributions (the host's dependency cache is read through GRADLE_RO_DEP_CACHE)"),
+    tool(
+        "gradle",
+        "GRADLE_USER_HOME",
+        "gradle",
+        "Gradle's caches, daemons and wrapper distributions (the host's dependency cache is read through GRADLE_RO_DEP_CACHE)",
+    ),
     tool("ccache", "CCACHE_DIR", "ccache", "compiled objects"),
     tool("sccache", "SCCACHE_DIR", "sccache", "compiled objects"),
-    tool("pre-commit", "PRE_COMMIT_HOME", "pre-commit", "hook environments"),
-    tool("maven", "MAVEN_OPTS", "m2/repository", "the local repository, as -Dmaven.repo.local (the host's ~/.m2/repository read as -Dmaven.repo.local.tail, Maven 3.9+)"),
+    tool(
+        "pre-commit",
+        "PRE_COMMIT_HOME",
+        "pre-commit",
+        "hook environments",
+    ),
+    tool(
+        "maven",
+        "MAVEN_OPTS",
+        "m2/repository",
+        "the local repository, as -Dmaven.repo.local (the host's ~/.m2/repository read as -Dmaven.repo.local.tail, Maven 3.9+)",
+    ),
 ];
 
 /// `CARGO_HOME` with the network denied: locks, the tracking database and crates cordon cannot
@@ -132,11 +177,7 @@ pub struct CacheLayout {
 /// hex digits of SHA-256 over the canonical workspace path (what tells two apart).
 pub fn workspace_key(workspace: &Path) -> String {
     let digest = Sha256::digest(workspace.as_os_str().as_encoded_bytes());
-    let hex: String = digest
-        .iter()
-        .take(8)
-        .map(|b| format!("{b:02x}"))
-        .collect();
+    let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
     let name: String = workspace
         .file_name()
         .map(|n| n.to_string_lossy())
@@ -209,7 +250,10 @@ pub fn layout(
     // nothing else is tried (a denied network fails fast instead of timing out).
     let go_download = home.join("go/pkg/mod/cache/download");
     if network == Network::Denied && host.resolved_kind(&go_download) == Some(EntryKind::Dir) {
-        vars.insert("GOPROXY".into(), format!("file://{},off", text(&go_download)?));
+        vars.insert(
+            "GOPROXY".into(),
+            format!("file://{},off", text(&go_download)?),
+        );
     }
     // Gradle reads a read-only dependency cache before downloading.
     let gradle_caches = home.join(".gradle/caches");
@@ -335,7 +379,10 @@ mod tests {
         assert!(
             l.vars["MAVEN_OPTS"].starts_with("-Dmaven.repo.local=/home/u/.cache/cordon/tools/")
         );
-        assert_eq!(l.vars["CARGO_HOME"], l.root.join(CARGO_DIR).to_str().unwrap());
+        assert_eq!(
+            l.vars["CARGO_HOME"],
+            l.root.join(CARGO_DIR).to_str().unwrap()
+        );
     }
 
     #[test]
@@ -398,11 +445,17 @@ mod tests {
             host_cache_containing(Path::new("/home/u/.cache/go-build"), home, None),
             Some(PathBuf::from("/home/u/.cache"))
         );
-        assert!(host_cache_containing(Path::new("/home/u/.cargo/registry/src"), home, None).is_some());
+        assert!(
+            host_cache_containing(Path::new("/home/u/.cargo/registry/src"), home, None).is_some()
+        );
         assert!(host_cache_containing(Path::new("/home/u/proj"), home, None).is_none());
         assert!(
-            host_cache_containing(Path::new("/data/cache/x"), home, Some(Path::new("/data/cache")))
-                .is_some()
+            host_cache_containing(
+                Path::new("/data/cache/x"),
+                home,
+                Some(Path::new("/data/cache"))
+            )
+            .is_some()
         );
     }
 }

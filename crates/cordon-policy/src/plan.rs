@@ -646,7 +646,15 @@ fn resolve_caches(
     if host.kind(&wanted.root) != Some(EntryKind::Dir) {
         return None;
     }
-    let root = check_root(host, &wanted.root, Origin::Configured, home, workspace, masks).ok()?;
+    let root = check_root(
+        host,
+        &wanted.root,
+        Origin::Configured,
+        home,
+        workspace,
+        masks,
+    )
+    .ok()?;
     if root != wanted.root || is_within(&root, workspace) || is_within(workspace, &root) {
         return None;
     }

@@ -534,7 +534,11 @@ fn the_workspace_cache_is_a_writable_root_of_cordons_with_its_variables() {
     assert!(!plan.protected.iter().any(|p| p.path.starts_with(&root)));
     assert!(!plan.skipped.iter().any(|s| s.path.starts_with(&root)));
     // The host's own caches and cordon's own state stay outside the writable set.
-    for p in ["/home/u/.cache", "/home/u/.cache/cordon", "/home/u/.cache/go-build"] {
+    for p in [
+        "/home/u/.cache",
+        "/home/u/.cache/cordon",
+        "/home/u/.cache/go-build",
+    ] {
         assert!(
             !plan.writable.iter().any(|w| Path::new(p).starts_with(w)),
             "{p} writable"
@@ -552,7 +556,9 @@ fn no_cache_without_its_root_in_the_minimal_posture_or_through_a_link() {
     let plan = Plan::resolve(&shell(), &inv, &FakeHost::typical().dir(base)).unwrap();
     assert!(plan.caches.is_none() && plan.env.owned.is_empty());
     // A link in its place is not followed.
-    let linked = FakeHost::typical().dir("/home/u/other").symlink(&root, "/home/u/other");
+    let linked = FakeHost::typical()
+        .dir("/home/u/other")
+        .symlink(&root, "/home/u/other");
     let plan = Plan::resolve(&shell(), &inv, &linked).unwrap();
     assert!(plan.caches.is_none());
     assert!(!plan.writable.contains(&PathBuf::from("/home/u/other")));

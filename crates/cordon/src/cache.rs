@@ -39,7 +39,9 @@ const USED_SUFFIX: &str = ".used";
 pub enum CacheError {
     /// A path of cordon's cache is not what cordon made (a link, not a directory, another
     /// owner's).
-    #[error("cordon's toolchain cache {path} is {what}; it must be a directory of this user's (remove it, or `cordon cache clear --all`)")]
+    #[error(
+        "cordon's toolchain cache {path} is {what}; it must be a directory of this user's (remove it, or `cordon cache clear --all`)"
+    )]
     NotOurs {
         /// The path.
         path: PathBuf,

@@ -83,7 +83,12 @@ fn a_cache_written_in_one_run_is_seen_in_the_next() {
         &[],
         "cat \"$GOCACHE/entry\" \"$PIP_CACHE_DIR/wheel\" \"$XDG_CACHE_HOME/tool/state\"",
     );
-    assert_eq!(text(&out.stdout), "warm\npip\nxdg\n", "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        "warm\npip\nxdg\n",
+        "{}",
+        text(&out.stderr)
+    );
     // The host's own cache is untouched.
     let host = h.home().join(".cache/go-build");
     assert_eq!(std::fs::read_dir(&host).unwrap().count(), 1);

@@ -20,7 +20,8 @@ fn owned_values_replace_host_and_pass_values_and_set_replaces_them() {
     let mut p = policy(&["GOCACHE"], &[("PIP_CACHE_DIR", "/explicit/pip")]);
     p.owned.insert("GOCACHE".into(), "/cordon/go-build".into());
     p.owned.insert("PIP_CACHE_DIR".into(), "/cordon/pip".into());
-    p.owned.insert("npm_config_cache".into(), "/cordon/npm".into());
+    p.owned
+        .insert("npm_config_cache".into(), "/cordon/npm".into());
     let host = [
         ("GOCACHE", "/home/u/.cache/go-build"),
         ("PIP_CACHE_DIR", "/home/u/.cache/pip"),
