@@ -82,6 +82,7 @@ mod ending;
 mod entry;
 mod error;
 pub mod exit_codes;
+mod gitbroker;
 mod groups;
 mod launcher;
 mod placeholders;

@@ -53,7 +53,7 @@ mod profile;
 
 pub use cordon_env::EnvPolicy;
 pub use error::PolicyError;
-pub use guard::{GuardedPlan, Placeholder, PlaceholderKind};
+pub use guard::{ConfigBroker, GuardedPlan, Placeholder, PlaceholderKind};
 pub use host::{EntryKind, FakeHost, HostFacts, RealHost};
 pub use model::{Limits, Network, Posture, Unavailable};
 pub use paths::PathSpec;

@@ -191,6 +191,14 @@ pub fn explain(args: &ExplainArgs, out: &mut dyn Write) -> Result<(), CliError> 
         out.write_all(p.path.as_os_str().as_encoded_bytes())?;
         writeln!(out, " ({what})")?;
     }
+    for shadow in &shown.broker_shadows {
+        out.write_all(b"# created for the run: ")?;
+        out.write_all(shadow.as_os_str().as_encoded_bytes())?;
+        writeln!(
+            out,
+            " (the git configuration broker's shadow: a copy of .git/config and links to the rest of .git, docs/git-config.md)"
+        )?;
+    }
     let mut hide_next = false;
     let mut after_setenv = 0u8;
     for arg in &shown.args {

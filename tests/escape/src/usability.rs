@@ -117,6 +117,15 @@ pub fn cases() -> Vec<Case> {
             cache_cargo,
         ),
         control(
+            "use/git-config-steps",
+            c,
+            "git config user.name, git remote add + fetch, git branch --set-upstream-to, git submodule add of a local repository, git worktree add: reach the repository",
+            git_config_steps,
+        )
+        .landlock_limit(
+            "the Landlock backend has no mount namespace, so it cannot show git a private copy of .git/config (the git configuration broker, docs/git-config.md): .git/config stays read-only and git's writes to it fail",
+        ),
+        control(
             "use/env-grant",
             c,
             "--env KEY=VALUE and --pass-env NAME are visible inside",
@@ -527,6 +536,49 @@ fn cache_cargo(ctx: &Ctx<'_>) -> Outcome {
     ctx.control(
         &out,
         out.code == Some(0) && out.out.contains("hello from cargo") && private,
-        format!("{}", out.out.trim()),
+        out.out.trim().to_string(),
+    )
+}
+
+fn git_config_steps(ctx: &Ctx<'_>) -> Outcome {
+    if let Err(e) = super::protected::make_repo(ctx) {
+        return Outcome::new(Verdict::Inconclusive, format!("harness: {e}"));
+    }
+    let upstream = ctx.work.join("upstream");
+    let made = std::fs::create_dir_all(&upstream)
+        .map_err(|e| e.to_string())
+        .and_then(|()| super::protected::make_repo_at(ctx, &upstream));
+    if let Err(e) = made {
+        return Outcome::new(Verdict::Inconclusive, format!("harness: {e}"));
+    }
+    let up = super::harness::qp(&upstream);
+    let out = ctx.sh(&format!(
+        "set -e; g='git -c user.name=t -c user.email=t@example.invalid'; \
+         git config user.name 'In The Jail'; git remote add origin {up}; git fetch -q origin; \
+         b=$(git symbolic-ref --short HEAD); git branch -q --set-upstream-to=origin/$b; \
+         $g -c protocol.file.allow=always submodule add -q {up} lib; $g commit -qm lib; \
+         git worktree add -q wt -b topic; echo steps-done"
+    ));
+    let host = |dir: &std::path::Path, key: &str| {
+        super::protected::host_git_get(ctx, dir, key).unwrap_or_default()
+    };
+    let up_s = upstream.display().to_string();
+    let reached = host(&ctx.work, "user.name") == "In The Jail"
+        && host(&ctx.work, "remote.origin.url") == up_s
+        && host(&ctx.work, "submodule.lib.url") == up_s
+        && ctx.work.join("wt/.git").is_file()
+        && super::protected::host_git_get(
+            ctx,
+            &ctx.work.join("wt"),
+            "core.repositoryformatversion",
+        )
+        .is_some();
+    ctx.control(
+        &out,
+        out.code == Some(0) && out.out.contains("steps-done") && reached,
+        format!(
+            "steps ran: {}; reached the host's repository: {reached}",
+            out.out.contains("steps-done")
+        ),
     )
 }

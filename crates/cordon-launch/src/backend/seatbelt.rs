@@ -385,6 +385,8 @@ pub fn to_violation(denial: &Denial) -> Violation {
         line: denial.line.clone(),
         path: None,
         rule: None,
+        key: None,
+        operation: None,
     }
 }
 

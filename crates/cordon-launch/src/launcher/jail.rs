@@ -33,6 +33,9 @@ pub(crate) struct Jail {
     pub(crate) seen: Option<Seen>,
     /// The plan's paths, to say which rule each denial the command printed met.
     pub(crate) judge: Box<crate::violations::JailRules>,
+    /// The repositories whose configuration the jail edited as a copy (gitbroker.rs), merged
+    /// back when it ends.
+    pub(crate) brokers: Vec<crate::gitbroker::Broker>,
 }
 
 impl std::fmt::Debug for Jail {
@@ -170,6 +173,10 @@ impl Jail {
         );
         result.landlock = landlock;
         violations::annotate(&mut result.violations, &self.judge);
+        // Every process of the jail is gone: its copies of the git configurations are final.
+        let (refused, warnings) = crate::gitbroker::finish(&self.brokers, self.judge.writable());
+        result.violations.extend(refused);
+        result.warnings.extend(warnings);
         Ok(result)
     }
 
