@@ -14,7 +14,6 @@ pub(crate) enum Held {
     Cgroup(Registered),
     Tree(Registered),
     Marker(Registered),
-    EmptyDir(Registered),
 }
 
 /// Everything one run created on the host; removed (and unregistered) on drop.
@@ -63,18 +62,6 @@ impl Cleanup {
         self.items.push(Held::Cgroup(r));
     }
 
-    /// Makes the directory `path` (registered first), removed at the end only if still empty
-    /// (what the run put in it stays); false when it cannot be made.
-    pub(crate) fn empty_dir(&mut self, path: &Path) -> bool {
-        let r = register(self.session, Item::Temp(path.to_path_buf()));
-        if std::fs::create_dir(path).is_ok() {
-            self.items.push(Held::EmptyDir(r));
-            true
-        } else {
-            false
-        }
-    }
-
     /// Takes over a directory removed with its content (already registered by its maker).
     pub(crate) fn tree(&mut self, tree: Tree) {
         self.items.push(Held::Tree(tree.into_registered()));
@@ -106,11 +93,6 @@ impl Drop for Cleanup {
                     }
                 }
                 Held::Marker(_registered) => {}
-                Held::EmptyDir(r) => {
-                    if let Item::Temp(dir) = &r.item {
-                        let _ = std::fs::remove_dir(dir);
-                    }
-                }
             }
         }
     }

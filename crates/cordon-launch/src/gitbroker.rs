@@ -129,12 +129,10 @@ fn make(git_dir: &Path, binary: Option<&Path>, cleanup: &mut Cleanup) -> Option<
         std::fs::DirBuilder::new().mode(0o700).create(d)
     })
     .ok()?;
-    // Registered with the session reaper, removed at the end when still empty.
+    // Placeholders (placeholders.rs): made whole or joined, shared with concurrent jails, and
+    // removed by the last run out only when cordon made them and they are still empty.
     for name in MADE_DIRS {
-        let dir = git_dir.join(name);
-        if std::fs::symlink_metadata(&dir).is_err() {
-            cleanup.empty_dir(&dir);
-        }
+        let _ = cleanup.placeholder(&git_dir.join(name), crate::placeholders::Kind::Dir);
     }
     let fill = || -> std::io::Result<()> {
         std::fs::write(shadow.join("config"), &base)?;

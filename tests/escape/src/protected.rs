@@ -592,7 +592,7 @@ pub fn make_repo_at(ctx: &Ctx<'_>, dir: &Path) -> Result<(), String> {
 
 /// `git config --get KEY` in `dir`, on the host.
 pub fn host_git_get(ctx: &Ctx<'_>, dir: &Path, key: &str) -> Option<String> {
-    git(ctx, dir, &["config", "--get", key]).ok()
+    git(ctx, dir, &["config", "--local", "--get", key]).ok()
 }
 
 /// Every command-running key the broker refuses, with a harmless value: nothing here is ever run
