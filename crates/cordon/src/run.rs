@@ -45,8 +45,17 @@ pub fn plan_for(options: &JailOptions, prepare_caches: bool) -> Result<(Context,
     }
     let effective = ctx.effective(&overrides)?;
     if prepare_caches {
-        for w in crate::cache::prepare(&ctx, &effective.policy)? {
-            eprintln!("cordon: {w}");
+        // A cache that cannot be made is not a reason to refuse the command: it runs with the
+        // read-only home it would have had without caches, and says so.
+        match crate::cache::prepare(&ctx, &effective.policy) {
+            Ok(warnings) => {
+                for w in warnings {
+                    eprintln!("cordon: {w}");
+                }
+            }
+            Err(e) => eprintln!(
+                "cordon: WARNING: no private toolchain caches for this run ({e}); tools see a read-only home"
+            ),
         }
     }
     let plan = ctx.plan(&effective.policy)?;
