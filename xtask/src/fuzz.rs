@@ -50,6 +50,10 @@ pub const TARGETS: &[Target] = &[
         name: "floor_check",
         dict: "floor_check.dict",
     },
+    Target {
+        name: "git_config",
+        dict: "git_config.dict",
+    },
 ];
 
 /// Seconds per target in `cargo xtask ci fuzz-smoke`.

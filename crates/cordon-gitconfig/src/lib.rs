@@ -27,7 +27,7 @@ use serde::Serialize;
 pub use keys::{Verdict, judge};
 pub use parse::{Entry, ParseError, entries};
 
-use parse::{Item, Parsed};
+use parse::Parsed;
 
 /// A key the broker did not let through.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -92,7 +92,11 @@ pub fn merge(base: &str, jail: &str, current: &str) -> Result<Merged, MergeError
     };
     let base = parse(base, "original copy")?;
     let jail = parse(jail, "jail's copy")?;
+    let original = current;
     let mut current = parse(current, "current")?;
+    // What the output must read as: checked at the end, so no edit can change another line's
+    // meaning (a continuation swallowing what follows it, say).
+    let mut expected: Vec<Entry> = current.entries().cloned().collect();
 
     let mut remaining: Vec<&Entry> = base.entries().collect();
     let mut added: Vec<&Entry> = Vec::new();
@@ -113,6 +117,9 @@ pub fn merge(base: &str, jail: &str, current: &str) -> Result<Merged, MergeError
             Verdict::Allowed => {
                 if current.remove(e) {
                     applied.push(format!("-{}", e.shown()));
+                    if let Some(i) = expected.iter().position(|x| x == e) {
+                        expected.remove(i);
+                    }
                 }
             }
             Verdict::Refused(reason) => refused.push(Refused {
@@ -127,6 +134,7 @@ pub fn merge(base: &str, jail: &str, current: &str) -> Result<Merged, MergeError
             Verdict::Allowed => {
                 if current.add(e) {
                     applied.push(format!("+{}", e.shown()));
+                    expected.push(e.clone());
                 } else {
                     refused.push(Refused {
                         key: e.key(),
@@ -142,8 +150,33 @@ pub fn merge(base: &str, jail: &str, current: &str) -> Result<Merged, MergeError
             }),
         }
     }
+    let text = current.render();
+    let mut got: Vec<Entry> = Parsed::parse(&text)
+        .map(|p| p.entries().cloned().collect())
+        .unwrap_or_default();
+    let mut want = expected;
+    let key = |e: &Entry| (e.key(), e.value.clone());
+    got.sort_by_key(key);
+    want.sort_by_key(key);
+    if got != want {
+        // Nothing is written rather than something other than what was judged.
+        refused.extend(applied.drain(..).map(|shown| Refused {
+            key: shown[1..].split('=').next().unwrap_or("").to_owned(),
+            change: if shown.starts_with('-') {
+                ChangeKind::Removed
+            } else {
+                ChangeKind::Added
+            },
+            reason: "the change could not be written back without changing the meaning of other lines",
+        }));
+        return Ok(Merged {
+            text: original.to_owned(),
+            applied,
+            refused,
+        });
+    }
     Ok(Merged {
-        text: current.render(),
+        text,
         applied,
         refused,
     })
@@ -187,10 +220,8 @@ pub fn sanitize_keeping(
     }
     for e in &drop {
         if !parsed.remove(e) {
-            // An entry that shares its line with a section header: drop the whole line.
-            parsed
-                .items
-                .retain(|i| !matches!(i, Item::Header { inline: Some(x), .. } if x == e));
+            // An entry that shares its line with a section header: the header stays, alone.
+            parsed.strip_inline(e);
         }
     }
     Ok((parsed.render(), refused))

@@ -237,6 +237,27 @@ impl Parsed {
         }
     }
 
+    /// Rewrites the first section header whose same-line variable is `e` as the header alone.
+    pub(crate) fn strip_inline(&mut self, e: &Entry) {
+        for item in &mut self.items {
+            if let Item::Header {
+                section,
+                subsection,
+                raw,
+                inline,
+            } = item
+                && inline.as_ref() == Some(e)
+            {
+                // A name the parser accepted always renders; the fallback keeps the variable
+                // out either way (an empty section header of the same name).
+                *raw = header_line(section, subsection.as_deref())
+                    .unwrap_or_else(|| format!("[{section}]\n"));
+                *inline = None;
+                return;
+            }
+        }
+    }
+
     /// Adds `e` at the end of the last section of its name (or of a new one); false when its
     /// names or value cannot be written (characters git would not read back the same).
     pub(crate) fn add(&mut self, e: &Entry) -> bool {
@@ -291,6 +312,10 @@ impl Parsed {
                 Item::Header { raw, .. } | Item::Entry { raw, .. } | Item::Other(raw) => raw,
             };
             if !raw.ends_with('\n') {
+                raw.push('\n');
+            }
+            // A value continued onto the end of the file: an empty line ends it, unchanged.
+            if raw.ends_with("\\\n") {
                 raw.push('\n');
             }
         }

@@ -202,6 +202,29 @@ fn values_that_need_quoting_round_trip() {
 }
 
 #[test]
+fn an_addition_after_a_trailing_continuation_keeps_the_value_it_follows() {
+    // Found by the fuzzer: the new section must not become part of the value above it.
+    let current = "[cor]\n\tbare = false\\\n";
+    let m = merge(
+        current,
+        "[cor]\n\tbare = false\n[user]\n\tname = n\n",
+        current,
+    )
+    .unwrap();
+    let e = entries(&m.text).unwrap();
+    assert_eq!(e[0].shown(), "cor.bare=false");
+    assert_eq!(e[1].shown(), "user.name=n");
+}
+
+#[test]
+fn sanitize_keeps_a_header_whose_inline_variable_it_drops() {
+    // Found by the fuzzer: the variables after the header still have their section.
+    let (clean, refused) = sanitize("[core]r\n\tbare = false\n").unwrap();
+    assert_eq!(keys(&refused), ["core.r"]);
+    assert_eq!(entries(&clean).unwrap()[0].key(), "core.bare");
+}
+
+#[test]
 fn sanitize_drops_every_refused_key_of_a_new_submodule_config() {
     let text = "[core]\n\trepositoryformatversion = 0\n\tworktree = ../../../sub\n\tfsmonitor = /tmp/evil\n[remote \"origin\"]\n\turl = /srv/lib.git\n[alias] st = !evil\n";
     let (clean, refused) = sanitize(text).unwrap();
