@@ -190,12 +190,21 @@ fn identity(path: &Path) -> Option<(u64, u64, i64)> {
     })
 }
 
+/// Whether `path` is a directory itself (not a link to one).
+fn real_dir(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir())
+}
+
 /// Every `config` of a submodule's repository below `git_dir/modules` (nested ones too, at most
-/// four deep), without following links.
+/// four deep), without following links: a link the jail planted anywhere on the way (`modules`
+/// itself, a module's directory) is not entered, so nothing outside `git_dir` is ever listed.
 fn module_configs(git_dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut pending = vec![(git_dir.join("modules"), 0)];
     while let Some((dir, depth)) = pending.pop() {
+        if !real_dir(&dir) {
+            continue;
+        }
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
         };
@@ -204,8 +213,9 @@ fn module_configs(git_dir: &Path) -> Vec<PathBuf> {
             if !e.file_type().is_ok_and(|t| t.is_dir()) {
                 continue;
             }
-            if path.join("config").is_file() {
-                out.push(path.join("config"));
+            let config = path.join("config");
+            if std::fs::symlink_metadata(&config).is_ok_and(|m| m.is_file()) {
+                out.push(config);
             }
             if depth < 4 {
                 pending.push((path.join("modules"), depth + 1));

@@ -250,3 +250,25 @@ fn a_submodule_config_the_jail_wrote_keeps_no_command_running_key() {
         "{v}"
     );
 }
+
+#[test]
+fn a_link_planted_in_git_modules_never_makes_cordon_rewrite_another_repository() {
+    let r = Repo::new();
+    // Someone else's submodule configuration, with a key of their own choosing.
+    let elsewhere = r.upstream.join(".git/modules/x");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let theirs = "[core]\n\tfsmonitor = their-own-choice\n";
+    std::fs::write(elsewhere.join("config"), theirs).unwrap();
+    let v = r.run(&format!(
+        "rm -rf .git/modules && ln -s {} .git/modules && ls .git/modules/x && echo linked",
+        r.upstream.join(".git/modules").display()
+    ));
+    assert!(
+        v["stdout"]["text"].as_str().unwrap().contains("linked"),
+        "{v}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(elsewhere.join("config")).unwrap(),
+        theirs
+    );
+}
