@@ -54,6 +54,10 @@ pub const TARGETS: &[Target] = &[
         name: "proxy_request",
         dict: "proxy_request.dict",
     },
+    Target {
+        name: "git_config",
+        dict: "git_config.dict",
+    },
 ];
 
 /// Seconds per target in `cargo xtask ci fuzz-smoke`.

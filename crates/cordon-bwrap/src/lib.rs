@@ -368,7 +368,7 @@ pub fn build(req: &Request<'_>) -> Result<BwrapArgs, BwrapError> {
     // Private tmpfs are memory: each gets the policy's size where bubblewrap can set one.
     let tmp_size = plan.limits.tmp_bytes.filter(|_| features.size);
     steps.extend(proc_sys_read_only(
-        mounts::ordered(plan, req.stage, tmp_size)?,
+        mounts::ordered(plan, req.plan.brokers(), req.stage, tmp_size)?,
         plan,
     ));
 

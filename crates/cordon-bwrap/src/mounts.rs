@@ -60,6 +60,8 @@ pub(crate) enum Rank {
     Writable,
     /// A protected path re-bound read-only inside its writable root.
     Protected,
+    /// A brokered repository's `commondir`, bound over its protected placeholder.
+    Brokered,
     /// cordon's in-jail stage.
     Stage,
     /// A credential mask.
@@ -88,6 +90,11 @@ pub(crate) enum Mount<'a> {
     Writable(&'a Path),
     /// `--ro-bind P P` after the writable root holding `P`.
     Protected(&'a Path),
+    /// `--ro-bind POINTER COMMONDIR`: the jail's git reads a brokered repository's
+    /// configuration from cordon's shadow (`cordon_policy::ConfigBroker`).
+    Brokered { pointer: &'a Path, dest: &'a Path },
+    /// `--bind SOURCE DEST`: a directory of a brokered repository bound into its shadow.
+    BrokeredDir { source: &'a Path, dest: &'a Path },
     /// `--ro-bind STAGE` at [`STAGE_PATH`].
     Stage(&'a Path),
     /// `--perms 0000 --tmpfs P --remount-ro P`: empty, unreadable, and read-only so that the
@@ -112,6 +119,7 @@ impl<'a> Mount<'a> {
             | Mount::MaskFile(p) => p,
             Mount::ReadOnly { dest, .. } => dest,
             Mount::Symlink { link, .. } => link,
+            Mount::Brokered { dest, .. } | Mount::BrokeredDir { dest, .. } => dest,
         }
     }
 
@@ -125,6 +133,7 @@ impl<'a> Mount<'a> {
             Mount::ReadOnly { .. } | Mount::Symlink { .. } => Rank::ReadOnly,
             Mount::Writable(_) => Rank::Writable,
             Mount::Protected(_) => Rank::Protected,
+            Mount::Brokered { .. } | Mount::BrokeredDir { .. } => Rank::Brokered,
             Mount::Stage(_) => Rank::Stage,
             Mount::MaskDir(_) | Mount::MaskFile(_) => Rank::Mask,
         }
@@ -148,6 +157,8 @@ impl<'a> Mount<'a> {
             Mount::Symlink { target, .. } => step("--symlink", &[target.as_os_str(), dest]),
             Mount::Writable(_) => step("--bind", &[dest, dest]),
             Mount::Protected(_) => step("--ro-bind", &[dest, dest]),
+            Mount::Brokered { pointer, .. } => step("--ro-bind", &[pointer.as_os_str(), dest]),
+            Mount::BrokeredDir { source, .. } => step("--bind", &[source.as_os_str(), dest]),
             Mount::MaskDir(_) => [
                 step("--perms", &[OsStr::new("0000")]),
                 step("--tmpfs", &[dest]),
@@ -211,10 +222,22 @@ fn sort_key<'a>(m: &Mount<'a>) -> SortKey<'a> {
 /// With `tmp_size`, every private tmpfs (and a private `/dev/shm`) gets that size.
 pub(crate) fn ordered<'a>(
     plan: &'a Plan,
+    brokers: &'a [cordon_policy::ConfigBroker],
     stage: Option<&'a Path>,
     tmp_size: Option<u64>,
 ) -> Result<Vec<Vec<OsString>>, BwrapError> {
     let mut mounts = plan_mounts(plan);
+    for b in brokers {
+        mounts.push(Mount::Brokered {
+            pointer: &b.pointer,
+            dest: &b.commondir,
+        });
+        mounts.extend(
+            b.binds
+                .iter()
+                .map(|(source, dest)| Mount::BrokeredDir { source, dest }),
+        );
+    }
     if tmp_size.is_some() {
         mounts.push(Mount::SharedMemory);
     }

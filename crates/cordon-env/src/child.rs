@@ -58,6 +58,9 @@ pub enum DropReason {
     Desktop,
     /// Neither allowlisted nor requested by `pass`.
     NotRequested,
+    /// cordon sets this variable itself (a private toolchain cache), so the host's value is
+    /// replaced by cordon's.
+    CordonOwned,
     /// Requested by `pass`, but the host has no such variable.
     NotOnHost,
     /// The host name is not UTF-8, so no allowlist entry or `pass` name can match it.
@@ -93,6 +96,7 @@ impl DropReason {
             DropReason::AgentSocket => "agent-socket",
             DropReason::Desktop => "desktop",
             DropReason::NotRequested => "not requested",
+            DropReason::CordonOwned => "replaced by cordon's own value",
             DropReason::NotOnHost => "not on the host",
             DropReason::NonUnicodeName => "name is not UTF-8",
             DropReason::Malformed => "malformed entry",
@@ -119,7 +123,10 @@ impl ChildEnv {
     /// 2. A host variable named in `policy.pass` is kept when [`classify`] gives it no class;
     ///    credential-shaped, loader, injection, command-hook, proxy, agent-socket and desktop
     ///    names are dropped with that reason.
-    /// 3. Every `policy.set` value is applied, replacing a host value of the same name.
+    /// 3. Every `policy.owned` value (cordon's own: its private toolchain caches) is applied,
+    ///    replacing a host value of the same name, passed or not
+    ///    ([`DropReason::CordonOwned`] when one was requested or allowlisted).
+    /// 4. Every `policy.set` value is applied, replacing a host or owned value of the same name.
     ///
     /// When `host` holds a name twice, the first entry wins, as with `getenv`. Host values are
     /// kept byte for byte, UTF-8 or not.
@@ -158,6 +165,17 @@ impl ChildEnv {
                 continue;
             }
             let requested = policy.pass.contains(utf8);
+            if policy.owned.contains_key(utf8) {
+                // cordon's own value replaces the host's, passed or not; applied below.
+                if requested || classify(utf8) == Some(NameClass::Allowlisted) {
+                    dropped.push(Dropped {
+                        name: utf8.to_owned(),
+                        reason: DropReason::CordonOwned,
+                        requested,
+                    });
+                }
+                continue;
+            }
             let verdict = if name_problem(utf8).is_some() || nul_offset(value).is_some() {
                 Err(DropReason::Malformed)
             } else {
@@ -176,7 +194,10 @@ impl ChildEnv {
         }
 
         for name in &policy.pass {
-            if policy.set.contains_key(name) || seen.contains(OsStr::new(name)) {
+            if policy.set.contains_key(name)
+                || policy.owned.contains_key(name)
+                || seen.contains(OsStr::new(name))
+            {
                 continue;
             }
             let reason = classify(name)
@@ -189,7 +210,7 @@ impl ChildEnv {
             });
         }
 
-        for (name, value) in &policy.set {
+        for (name, value) in policy.owned.iter().chain(&policy.set) {
             vars.insert(OsString::from(name), OsString::from(value));
         }
 
@@ -259,6 +280,17 @@ fn check_policy(policy: &EnvPolicy) -> Result<(), EnvError> {
             return Err(EnvError::Refused {
                 name: name.clone(),
                 rule: *rule,
+            });
+        }
+    }
+    // cordon's own values are paths it chose: checked for shape only (a name of an injection
+    // family, such as `npm_config_cache`, is how the tool is told where its cache is).
+    for (name, value) in &policy.owned {
+        check_name(name, PolicyList::Owned)?;
+        if let Some(offset) = nul_offset(OsStr::new(value)) {
+            return Err(EnvError::NulInValue {
+                name: name.clone(),
+                offset,
             });
         }
     }

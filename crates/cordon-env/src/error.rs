@@ -12,6 +12,8 @@ pub enum PolicyList {
     Pass,
     /// `EnvPolicy::set`: explicit values set inside the jail.
     Set,
+    /// `EnvPolicy::owned`: values cordon itself sets (its private toolchain caches).
+    Owned,
 }
 
 impl fmt::Display for PolicyList {
@@ -19,6 +21,7 @@ impl fmt::Display for PolicyList {
         f.write_str(match self {
             PolicyList::Pass => "pass",
             PolicyList::Set => "set",
+            PolicyList::Owned => "owned",
         })
     }
 }

@@ -26,6 +26,7 @@ fn building_leaves_the_calling_process_environment_unchanged() {
             ("HOME".to_owned(), "/jail/home".to_owned()),
             (MARKER.to_owned(), "set-inside-the-jail".to_owned()),
         ]),
+        ..EnvPolicy::default()
     };
     let child = ChildEnv::from_current_process(&policy).unwrap();
     assert_eq!(

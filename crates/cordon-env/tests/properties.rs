@@ -196,7 +196,7 @@ proptest! {
             .chain(others.iter().filter_map(|(k, _)| k.to_str().map(str::to_owned)))
             .filter(|n| valid_policy_name(n))
             .collect();
-        let policy = EnvPolicy { pass, set: BTreeMap::new() };
+        let policy = EnvPolicy { pass, set: BTreeMap::new(), ..EnvPolicy::default() };
 
         let child = ChildEnv::build(host.iter().map(|(k, v)| (k, v)), &policy)
             .map_err(|e| TestCaseError::fail(e.to_string()))?;
@@ -240,7 +240,7 @@ proptest! {
             .filter(|(k, _)| !classify(k).is_some_and(NameClass::refused_as_explicit))
             .map(|(k, v)| (k, format!("SET-{v}")))
             .collect();
-        let policy = EnvPolicy { pass, set };
+        let policy = EnvPolicy { pass, set, ..EnvPolicy::default() };
 
         let child = ChildEnv::build(host.clone(), &policy)
             .map_err(|e| TestCaseError::fail(e.to_string()))?;
@@ -281,6 +281,7 @@ proptest! {
         let policy = EnvPolicy {
             pass: BTreeSet::new(),
             set: BTreeMap::from([(name.clone(), "/tmp/x.so".to_owned())]),
+            ..EnvPolicy::default()
         };
         let err = ChildEnv::build([("PATH", "/bin")], &policy).unwrap_err();
         let is_refusal = matches!(&err, EnvError::Refused { name: n, .. } if *n == name);

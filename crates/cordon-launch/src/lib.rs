@@ -86,6 +86,7 @@ mod ending;
 mod entry;
 mod error;
 pub mod exit_codes;
+mod gitbroker;
 mod groups;
 mod launcher;
 mod objects;

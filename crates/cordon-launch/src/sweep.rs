@@ -183,6 +183,8 @@ fn restore(path: &Path, content: &[u8]) -> Violation {
         rule: Some(rule),
         host: None,
         port: None,
+        key: None,
+        operation: None,
     }
 }
 
@@ -263,6 +265,8 @@ fn planted(path: &Path, line: String, aside: Option<PathBuf>) -> Violation {
         rule: Some(rule),
         host: None,
         port: None,
+        key: None,
+        operation: None,
     }
 }
 

@@ -25,6 +25,9 @@ pub enum ViolationKind {
     /// An auto-run file the command created where none existed at launch, found on the host
     /// after the run and moved aside (sweep.rs).
     Planted,
+    /// The git configuration broker did not keep a key the jail set in a repository's
+    /// configuration (`key` names it).
+    GitConfigRefused,
 }
 
 /// One recognised denial.
@@ -46,6 +49,13 @@ pub struct Violation {
     /// For a destination the proxy refused: the port.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub port: Option<u16>,
+    /// The configuration key, for a [`ViolationKind::GitConfigRefused`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    /// The refused operation (a system call, or `TIOCSTI`), when the line or the traceback
+    /// lines just above it name one of those the jail refuses.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub operation: Option<String>,
 }
 
 impl Violation {
@@ -62,8 +72,117 @@ impl Violation {
             rule: Some(denied.rule.clone()),
             host: denied.host.clone(),
             port: denied.port,
+            key: None,
+            operation: None,
         }
     }
+}
+
+/// The operations the jail refuses that programs name in their messages, and the rule each met.
+const OPERATIONS: &[(&[&str], &str)] = &[
+    (
+        &["socket", "connect", "bind", "sendto", "sendmsg"],
+        "refused socket: the seccomp filter refuses raw and packet sockets and every address family but Unix and inet, and inet works only on the jail's own loopback (bubblewrap, network denied) or with --network allow",
+    ),
+    (
+        &[
+            "unshare",
+            "setns",
+            "clone",
+            "clone3",
+            "mount",
+            "umount",
+            "umount2",
+            "pivot_root",
+            "fsopen",
+            "fsmount",
+            "move_mount",
+            "open_tree",
+            "mount_setattr",
+        ],
+        "refused system call: the seccomp filter refuses mounts and creating or entering namespaces in every jail",
+    ),
+    (
+        &["ptrace", "process_vm_readv", "process_vm_writev"],
+        "refused system call: the seccomp filter refuses tracing and reading other processes in every jail",
+    ),
+    (
+        &[
+            "bpf",
+            "perf_event_open",
+            "keyctl",
+            "add_key",
+            "request_key",
+            "init_module",
+            "finit_module",
+            "delete_module",
+            "kexec_load",
+            "kexec_file_load",
+            "open_by_handle_at",
+            "name_to_handle_at",
+            "userfaultfd",
+            "io_uring_setup",
+            "io_uring_enter",
+            "io_uring_register",
+        ],
+        "refused system call: the seccomp filter refuses this kernel interface in every jail (an agent's command does not need it)",
+    ),
+    (
+        &["setsid", "setpgid"],
+        "refused system call: the Landlock backend refuses setsid and setpgid, so the whole command stays in the process group killed when it ends (bubblewrap allows them)",
+    ),
+    (
+        &["TIOCSTI", "TIOCLINUX"],
+        "refused ioctl: the seccomp filter refuses typing into the caller's terminal",
+    ),
+];
+
+/// The refused operation `line` names, as a whole word (`unshare: unshare failed`,
+/// `ptrace(PTRACE_SEIZE, 1)`, `_socket.socket.__init__`).
+fn operation_in(line: &str) -> Option<&'static str> {
+    let words: Vec<&str> = line
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
+        .collect();
+    // `PTRACE_SEIZE` names ptrace, `TIOCSTI` itself.
+    let named = |w: &str, op: &str| {
+        w == op
+            || (w.len() > op.len()
+                && w.is_char_boundary(op.len())
+                && w[..op.len()].eq_ignore_ascii_case(op)
+                && w[op.len()..].starts_with('_')
+                && w.chars().all(|c| !c.is_ascii_lowercase()))
+    };
+    OPERATIONS
+        .iter()
+        .flat_map(|(ops, _)| ops.iter())
+        .find(|op| words.iter().any(|w| named(w, op)))
+        .copied()
+}
+
+/// The operation a Python traceback's last line (`PermissionError: …`) was raised by: named on
+/// the indented source lines just above it (at most two, never past another unindented line).
+fn traceback_operation(lines: &[std::borrow::Cow<'_, str>], i: usize) -> Option<&'static str> {
+    let line = lines.get(i)?;
+    let head = line.split(':').next().unwrap_or("");
+    let exception = !head.is_empty()
+        && !head.contains(char::is_whitespace)
+        && (head.ends_with("Error") || head.ends_with("Exception"));
+    if !exception {
+        return None;
+    }
+    lines[i.saturating_sub(2)..i]
+        .iter()
+        .rev()
+        .take_while(|l| l.starts_with([' ', '\t']))
+        .find_map(|l| operation_in(l))
+}
+
+fn operation_rule(op: &str) -> Option<&'static str> {
+    OPERATIONS
+        .iter()
+        .find(|(ops, _)| ops.contains(&op))
+        .map(|(_, rule)| *rule)
 }
 
 const PATTERNS: &[(&str, ViolationKind)] = &[
@@ -84,8 +203,12 @@ const PATTERNS: &[(&str, ViolationKind)] = &[
 /// Scans `stderr` for denial texts; at most 64 events are kept.
 pub fn recognise(stderr: &[u8]) -> Vec<Violation> {
     let mut out = Vec::new();
-    for raw in stderr.split(|b| *b == b'\n') {
-        let line = String::from_utf8_lossy(raw);
+    let lines: Vec<std::borrow::Cow<'_, str>> = stderr
+        .split(|b| *b == b'\n')
+        .map(String::from_utf8_lossy)
+        .collect();
+    for (i, line) in lines.iter().enumerate() {
+        let line = line.clone();
         let lower = line.to_lowercase();
         let kind = if lower.starts_with("bwrap:") {
             Some(ViolationKind::JailSetup)
@@ -96,6 +219,15 @@ pub fn recognise(stderr: &[u8]) -> Vec<Violation> {
                 .map(|(_, k)| *k)
         };
         if let Some(kind) = kind {
+            // A Python traceback names the call on the lines above its last.
+            let operation = match kind {
+                ViolationKind::OperationDenied
+                | ViolationKind::AccessDenied
+                | ViolationKind::NetworkDenied => {
+                    operation_in(&line).or_else(|| traceback_operation(&lines, i))
+                }
+                _ => None,
+            };
             let mut line = line.into_owned();
             if line.len() > 240 {
                 let mut cut = 240;
@@ -111,6 +243,8 @@ pub fn recognise(stderr: &[u8]) -> Vec<Violation> {
                 rule: None,
                 host: None,
                 port: None,
+                key: None,
+                operation: operation.map(str::to_owned),
             });
             if out.len() == 64 {
                 break;
@@ -130,6 +264,8 @@ pub(crate) struct JailRules {
     /// The Landlock backend: nothing can be created directly in a root that holds protected
     /// paths (or in `.git`).
     landlock_alone: bool,
+    /// The network is denied.
+    network_denied: bool,
 }
 
 impl JailRules {
@@ -140,7 +276,13 @@ impl JailRules {
             protected: plan.protected.iter().map(|p| p.path.clone()).collect(),
             masks: plan.masks.iter().map(|m| m.target.clone()).collect(),
             landlock_alone: backend == "landlock",
+            network_denied: plan.network == cordon_policy::Network::Denied,
         }
+    }
+
+    /// The writable roots.
+    pub(crate) fn writable(&self) -> &[PathBuf] {
+        &self.writable
     }
 
     /// The rule `path` (absolute, lexically clean) met, if one of the jail's explains it.
@@ -179,7 +321,25 @@ impl JailRules {
 /// Adds to each violation the path its line names and the rule that path met.
 pub(crate) fn annotate(violations: &mut [Violation], rules: &JailRules) {
     for v in violations.iter_mut() {
-        if v.kind == ViolationKind::JailSetup || v.kind == ViolationKind::NetworkDenied {
+        if let Some(rule) = v.operation.as_deref().and_then(operation_rule) {
+            // A refused operation explains the line better than any path it names.
+            v.rule = Some(rule.to_owned());
+            continue;
+        }
+        if v.kind == ViolationKind::NetworkDenied && rules.network_denied {
+            v.rule = Some(if rules.landlock_alone {
+                "network denied: under the Landlock backend the jail shares the host's network namespace, so inet sockets are refused (loopback too); --backend bwrap gives the jail a loopback of its own, --network allow the host's network".into()
+            } else {
+                "network denied: the jail has a network namespace of its own with only loopback; nothing beyond it is reachable (--network allow gives the host's network)".into()
+            });
+            continue;
+        }
+        if matches!(
+            v.kind,
+            ViolationKind::JailSetup
+                | ViolationKind::NetworkDenied
+                | ViolationKind::GitConfigRefused
+        ) {
             continue;
         }
         let Some(named) = named_path(&v.line) else {
@@ -217,7 +377,7 @@ fn named_path(line: &str) -> Option<&str> {
 
 /// `path` without `.` and with `..` applied, lexically (the jail's view is not the host's, so
 /// nothing is resolved on disk).
-fn clean(path: &Path) -> PathBuf {
+pub(crate) fn clean(path: &Path) -> PathBuf {
     let mut out = PathBuf::from("/");
     for c in path.components() {
         match c {
@@ -269,6 +429,7 @@ mod tests {
             ],
             masks: vec![PathBuf::from("/home/u/.ssh")],
             landlock_alone: landlock,
+            network_denied: true,
         }
     }
 
@@ -336,7 +497,52 @@ mod tests {
 
     #[test]
     fn a_line_without_a_path_keeps_none() {
-        let v = annotated("unshare: unshare failed: Operation not permitted\n", false);
+        let v = annotated("frobnicate failed: Operation not permitted\n", false);
         assert_eq!((v[0].path.as_deref(), v[0].rule.as_deref()), (None, None));
+        assert_eq!(v[0].operation, None);
+    }
+
+    #[test]
+    fn refused_operations_are_named_from_the_line_or_the_traceback_above_it() {
+        let text = "unshare: unshare failed: Operation not permitted\n\
+            strace: attach: ptrace(PTRACE_SEIZE, 1): Operation not permitted\n\
+            Traceback (most recent call last):\n  File \"<string>\", line 1, in <module>\n\
+            \x20   _socket.socket.__init__(self, family, type, proto, fileno)\n\
+            PermissionError: [Errno 1] Operation not permitted\n\
+            ValueError: Operation not permitted\n\
+            mount: /mnt: permission denied.\n\
+            curl: (6) Could not resolve host: example.invalid\n";
+        let v = annotated(text, false);
+        let ops: Vec<Option<&str>> = v.iter().map(|v| v.operation.as_deref()).collect();
+        // The ValueError has no indented source line right above it: nothing is guessed.
+        assert_eq!(
+            ops,
+            [
+                Some("unshare"),
+                Some("ptrace"),
+                Some("socket"),
+                None,
+                Some("mount"),
+                None
+            ]
+        );
+        assert!(v[0].rule.as_deref().unwrap().contains("namespaces"));
+        assert!(v[2].rule.as_deref().unwrap().starts_with("refused socket"));
+        // The mount's rule, not the path's.
+        assert!(
+            v[4].rule.as_deref().unwrap().contains("mounts"),
+            "{:?}",
+            v[4]
+        );
+        assert_eq!(v[5].kind, ViolationKind::NetworkDenied);
+        assert!(v[5].rule.as_deref().unwrap().contains("only loopback"));
+        let landlock = annotated("curl: (6) Could not resolve host: example.invalid\n", true);
+        assert!(
+            landlock[0]
+                .rule
+                .as_deref()
+                .unwrap()
+                .contains("--backend bwrap")
+        );
     }
 }

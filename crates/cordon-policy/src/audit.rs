@@ -46,8 +46,19 @@ pub fn audit(
     home: Option<&Path>,
     workspace: Option<&Path>,
 ) -> AuditReport {
+    audit_with(global, project, &Overrides::default(), home, workspace)
+}
+
+/// [`audit`] for a caller with `overrides` (the `--write` roots of `cordon audit`, say).
+pub fn audit_with(
+    global: Option<&ConfigLayer>,
+    project: Option<&ConfigLayer>,
+    overrides: &Overrides,
+    home: Option<&Path>,
+    workspace: Option<&Path>,
+) -> AuditReport {
     let mut checks = Vec::new();
-    let effective = match effective_policy(global, project, &Overrides::default()) {
+    let effective = match effective_policy(global, project, overrides) {
         Ok(e) => {
             checks.push(pass(
                 "config-valid",
@@ -107,6 +118,36 @@ pub fn audit(
         fail(
             "writable-home-or-system",
             format!("writable roots that are the home directory, an ancestor of it, or a system tree: {}", broad.join(", ")),
+        )
+    });
+
+    // The host's own caches: a jail that writes one poisons what the host's tools build and
+    // install. cordon gives every jail a private cache instead (crate::caches).
+    let in_caches: Vec<String> = policy
+        .writable()
+        .iter()
+        .filter_map(|w| {
+            let path = match &w.path {
+                PathSpec::Absolute(p) => p.clone(),
+                PathSpec::Home(rel) => home?.join(rel),
+                PathSpec::Relative(_) => return None,
+            };
+            let cache = crate::caches::host_cache_containing(&path, home?, None)?;
+            Some(format!("{} (inside {})", w.path, cache.display()))
+        })
+        .collect();
+    checks.push(if in_caches.is_empty() {
+        pass(
+            "writable-host-cache",
+            "no extra writable root lies in the home directory's caches (jails get cordon's private caches)".into(),
+        )
+    } else {
+        fail(
+            "writable-host-cache",
+            format!(
+                "writable roots inside the host's own caches, which a jail could poison for the host's builds: {}",
+                in_caches.join(", ")
+            ),
         )
     });
 

@@ -89,7 +89,37 @@ pub struct GuardedPlan {
     plan: Plan,
     placeholders: Vec<Placeholder>,
     pins: Vec<PathBuf>,
+    brokers: Vec<ConfigBroker>,
 }
+
+/// A repository whose configuration the jail edits as a private copy (the git configuration
+/// broker, cordon-launch's `gitbroker.rs`; the filter is `cordon-gitconfig`). In the jail,
+/// `<git_dir>/commondir` reads `<shadow>`, a directory of cordon's inside `git_dir` that holds
+/// the copy as `config` and links to everything else of `git_dir`, so git writes the copy (its
+/// lock-and-rename protocol works there) while `<git_dir>/config` stays read-only. The launcher
+/// adds one with [`GuardedPlan::add_broker`] once it has made the shadow; bubblewrap binds
+/// `pointer` over the `commondir` placeholder.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ConfigBroker {
+    /// The repository's `.git` directory (canonical).
+    pub git_dir: PathBuf,
+    /// cordon's shadow directory inside it.
+    pub shadow: PathBuf,
+    /// The file bound read-only at `commondir` in the jail: [`BROKER_POINTER`] in the shadow
+    /// (it names the shadow).
+    pub pointer: PathBuf,
+    /// Where it is bound: the repository's `commondir` (a placeholder reading `.` on the host).
+    pub commondir: PathBuf,
+    /// Directories of `git_dir` bound (writable) into the shadow, where a link would not do:
+    /// `objects` (git refuses to clone from a repository whose objects are a link).
+    pub binds: Vec<(PathBuf, PathBuf)>,
+}
+
+/// The directories of a `.git` a broker binds into its shadow instead of linking them.
+pub const BROKER_BOUND: &[&str] = &["objects"];
+
+/// The name, inside a broker's shadow, of the file bound at `<git_dir>/commondir` in the jail.
+pub const BROKER_POINTER: &str = ".commondir";
 
 impl Deref for GuardedPlan {
     type Target = Plan;
@@ -123,6 +153,55 @@ impl GuardedPlan {
     pub fn without_placeholder(&mut self, path: &Path) {
         self.placeholders.retain(|p| p.path != path);
         self.plan.protected.retain(|p| p.path != path);
+    }
+
+    /// The repositories whose configuration a broker can take: a `.git` directory whose
+    /// `config` is a protected file and whose `commondir` is a placeholder reading `.` (so host
+    /// git sees no redirection while the jail's git is pointed at the shadow).
+    pub fn broker_candidates(&self) -> Vec<PathBuf> {
+        let mut out: Vec<PathBuf> = self
+            .plan
+            .protected
+            .iter()
+            .filter(|p| p.kind == EntryKind::File && p.path.file_name() == Some("config".as_ref()))
+            .filter_map(|p| p.path.parent().map(Path::to_path_buf))
+            .filter(|git| git.file_name() == Some(".git".as_ref()))
+            .filter(|git| {
+                self.placeholders.iter().any(|ph| {
+                    ph.path == git.join("commondir")
+                        && ph.kind == PlaceholderKind::File(COMMONDIR_SELF)
+                })
+            })
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    /// Hands `git_dir`'s configuration to a broker whose shadow the launcher made at `shadow`
+    /// (inside `git_dir`), with the [`BROKER_BOUND`] directories named in `bound` (those that
+    /// exist) bound into it; ignored unless `git_dir` is a
+    /// [candidate](Self::broker_candidates).
+    pub fn add_broker(&mut self, git_dir: &Path, shadow: PathBuf, bound: &[&str]) {
+        if self.broker_candidates().iter().any(|c| c == git_dir) && shadow.starts_with(git_dir) {
+            self.brokers.push(ConfigBroker {
+                git_dir: git_dir.to_path_buf(),
+                pointer: shadow.join(BROKER_POINTER),
+                commondir: git_dir.join("commondir"),
+                binds: BROKER_BOUND
+                    .iter()
+                    .filter(|d| bound.contains(d))
+                    .map(|d| (git_dir.join(d), shadow.join(d)))
+                    .collect(),
+                shadow,
+            });
+            self.brokers.sort();
+        }
+    }
+
+    /// The brokered repositories.
+    pub fn brokers(&self) -> &[ConfigBroker] {
+        &self.brokers
     }
 }
 
@@ -366,6 +445,7 @@ impl Plan {
             plan,
             placeholders,
             pins,
+            brokers: Vec::new(),
         }
     }
 }

@@ -44,6 +44,7 @@
 
 pub mod audit;
 pub mod autorun;
+pub mod caches;
 pub mod config;
 pub mod defaults;
 mod error;
@@ -59,14 +60,14 @@ mod profile;
 
 pub use cordon_env::EnvPolicy;
 pub use error::PolicyError;
-pub use guard::{GuardedPlan, Placeholder, PlaceholderKind};
+pub use guard::{ConfigBroker, GuardedPlan, Placeholder, PlaceholderKind};
 pub use home::HomeMode;
 pub use host::{EntryKind, FakeHost, HostFacts, RealHost};
 pub use model::{Limits, Network, Posture, Unavailable};
 pub use paths::PathSpec;
 pub use plan::{
-    Bind, CredentialMask, HomeTree, Invocation, Plan, ProtectedPath, RelocatedStore, SkipReason,
-    Skipped, Symlink,
+    Bind, CachePlan, CredentialMask, HomeTree, Invocation, Plan, ProtectedPath, RelocatedStore,
+    SkipReason, Skipped, Symlink,
 };
 pub use policy::{POLICY_FORMAT_EPOCH, Policy, PolicyBuilder, PolicyHash, Source, WritableSpec};
 pub use profile::{Profile, ProfileDefaults};

@@ -32,6 +32,10 @@ pub struct Invocation {
     /// The launcher's environment variables the plan reads ([`home::is_read`]): the ones that
     /// move credential stores ([`home::RELOCATING_VARIABLES`]) and `PATH`.
     pub env: BTreeMap<String, OsString>,
+    /// cordon's toolchain-cache directory (`<cordon's cache directory>/tools`, absolute), or
+    /// `None` for no private caches. A workspace's cache below it is used when it exists (the
+    /// CLI creates it before a run; [`crate::caches`]).
+    pub caches: Option<PathBuf>,
 }
 
 impl Invocation {
@@ -42,6 +46,7 @@ impl Invocation {
             workspace: None,
             own_state: Vec::new(),
             env: BTreeMap::new(),
+            caches: None,
         }
     }
 
@@ -58,6 +63,12 @@ impl Invocation {
                 self.env.insert(name.to_owned(), v.into());
             }
         }
+        self
+    }
+
+    /// The same invocation with private toolchain caches below `base` (absolute).
+    pub fn with_caches(mut self, base: impl Into<PathBuf>) -> Invocation {
+        self.caches = Some(base.into());
         self
     }
 
@@ -171,6 +182,17 @@ pub struct Skipped {
     pub reason: SkipReason,
 }
 
+/// The workspace's private toolchain cache in a plan: a writable root of cordon's, and the
+/// variables that point the tools into it (also in `env.owned`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CachePlan {
+    /// The cache root (canonical), also in `writable`.
+    #[serde(serialize_with = "serialize_path")]
+    pub root: PathBuf,
+    /// What cordon creates in it and sets.
+    pub layout: crate::caches::CacheLayout,
+}
+
 /// A policy resolved on one host for one invocation: plain data, every path canonical.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Plan {
@@ -230,6 +252,10 @@ pub struct Plan {
     pub masks: Vec<CredentialMask>,
     /// Masks and protected paths left out, with the reason.
     pub skipped: Vec<Skipped>,
+    /// The workspace's private toolchain cache, when the invocation has one, the posture is
+    /// the host's, and its root exists.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub caches: Option<CachePlan>,
     /// Environment policy.
     pub env: EnvPolicy,
     /// Limits.
@@ -316,7 +342,9 @@ impl Plan {
             }
             false
         });
-        let mut granted = roots;
+        let caches = resolve_caches(policy, invocation, host, &home, &workspace, &masks);
+        let mut granted = roots.clone();
+        granted.extend(caches.as_ref().map(|c| c.root.clone()));
         granted.sort();
         granted.dedup();
         let writable = minimal_cover(granted.clone());
@@ -331,13 +359,17 @@ impl Plan {
         }
 
         let mut restored_candidates: Vec<PathBuf> = Vec::new();
+        // cordon's cache root holds nothing the host runs: no protected paths below it.
+        let mut user_granted = roots;
+        user_granted.sort();
+        user_granted.dedup();
         let (protected, protected_skips) = resolve_protected(
             policy,
             host,
             &home,
             &workspace,
             &Roots {
-                granted: &granted,
+                granted: &user_granted,
                 writable: &writable,
                 worktrees: &worktrees,
             },
@@ -397,10 +429,14 @@ impl Plan {
             masks,
             skipped,
             env: policy.env().clone(),
+            caches,
             limits: *policy.limits(),
             unavailable: policy.unavailable(),
             policy_hash: policy.hash(),
         };
+        if let Some(c) = &plan.caches {
+            plan.env.owned = c.layout.vars.clone();
+        }
         plan.add_base(host);
         plan.add_read_grants(policy, host)?;
         // A home inside a writable root is the caller's to write: it stays as it is.
@@ -1143,6 +1179,45 @@ fn resolve_protected(
     protected.sort();
     protected.dedup_by(|a, b| a.path == b.path);
     (protected, skipped)
+}
+
+/// The workspace's private toolchain cache: in the host posture only (the minimal posture is
+/// for untrusted documents and servers, which get no state that outlives a run), when its root
+/// exists as a directory (not a link), and only when it is a root the path rules accept and lies
+/// neither inside the workspace nor around it. Otherwise none, and tools see a read-only home.
+fn resolve_caches(
+    policy: &Policy,
+    invocation: &Invocation,
+    host: &dyn HostFacts,
+    home: &Path,
+    workspace: &Path,
+    masks: &[CredentialMask],
+) -> Option<CachePlan> {
+    if policy.posture() != Posture::Host {
+        return None;
+    }
+    let base = invocation.caches.as_ref().filter(|b| b.is_absolute())?;
+    let base = host.canonicalize(base)?;
+    let wanted = crate::caches::layout(&base, workspace, home, policy.network(), host).ok()?;
+    if host.kind(&wanted.root) != Some(EntryKind::Dir) {
+        return None;
+    }
+    let root = check_root(
+        host,
+        &wanted.root,
+        Origin::Configured,
+        home,
+        workspace,
+        masks,
+    )
+    .ok()?;
+    if root != wanted.root || is_within(&root, workspace) || is_within(workspace, &root) {
+        return None;
+    }
+    Some(CachePlan {
+        root,
+        layout: wanted,
+    })
 }
 
 /// cordon's own directories for this invocation: the defaults below the home directory (in its

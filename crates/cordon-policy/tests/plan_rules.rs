@@ -112,6 +112,7 @@ fn cwd_must_lie_inside_the_writable_set() {
         workspace: Some("/home/u/proj".into()),
         own_state: Vec::new(),
         env: Default::default(),
+        caches: None,
     };
     let err = Plan::resolve(&shell(), &inv, &host).unwrap_err();
     assert!(matches!(err, PolicyError::CwdOutsideWritable { .. }));
@@ -951,4 +952,58 @@ fn the_registry_costs_one_readdir_per_root_not_one_call_per_entry() {
         "{resolved} calls to resolve and {guarded} to guard for a registry of {registry} entries"
     );
     assert!(counting.home_dir().is_some());
+}
+
+#[test]
+fn the_workspace_cache_is_a_writable_root_of_cordons_with_its_variables() {
+    let base = "/home/u/.cache/cordon/tools";
+    let key = cordon_policy::caches::workspace_key(Path::new("/home/u/proj"));
+    let root = PathBuf::from(base).join(&key);
+    let host = FakeHost::typical().dir(root.to_str().unwrap());
+    let inv = Invocation::at("/home/u/proj").with_caches(base);
+    let plan = Plan::resolve(&shell(), &inv, &host).unwrap();
+    assert!(plan.writable.contains(&root), "{:?}", plan.writable);
+    let caches = plan.caches.as_ref().unwrap();
+    assert_eq!(caches.root, root);
+    assert_eq!(
+        plan.env.owned.get("GOCACHE").map(String::as_str),
+        Some(root.join("go-build").to_str().unwrap())
+    );
+    // Nothing below cordon's cache is protected: the host runs nothing from it.
+    assert!(!plan.protected.iter().any(|p| p.path.starts_with(&root)));
+    assert!(!plan.skipped.iter().any(|s| s.path.starts_with(&root)));
+    // The host's own caches and cordon's own state stay outside the writable set.
+    for p in [
+        "/home/u/.cache",
+        "/home/u/.cache/cordon",
+        "/home/u/.cache/go-build",
+    ] {
+        assert!(
+            !plan.writable.iter().any(|w| Path::new(p).starts_with(w)),
+            "{p} writable"
+        );
+    }
+}
+
+#[test]
+fn no_cache_without_its_root_in_the_minimal_posture_or_through_a_link() {
+    let base = "/home/u/.cache/cordon/tools";
+    let key = cordon_policy::caches::workspace_key(Path::new("/home/u/proj"));
+    let root = format!("{base}/{key}");
+    let inv = Invocation::at("/home/u/proj").with_caches(base);
+    // Not created yet (explain creates nothing): no cache, no variables.
+    let plan = Plan::resolve(&shell(), &inv, &FakeHost::typical().dir(base)).unwrap();
+    assert!(plan.caches.is_none() && plan.env.owned.is_empty());
+    // A link in its place is not followed.
+    let linked = FakeHost::typical()
+        .dir("/home/u/other")
+        .symlink(&root, "/home/u/other");
+    let plan = Plan::resolve(&shell(), &inv, &linked).unwrap();
+    assert!(plan.caches.is_none());
+    assert!(!plan.writable.contains(&PathBuf::from("/home/u/other")));
+    // The minimal posture keeps no state between runs.
+    let host = FakeHost::typical().dir(&root);
+    let minimal = PolicyBuilder::new(Profile::DocumentParser).build();
+    let plan = Plan::resolve(&minimal, &inv, &host).unwrap();
+    assert!(plan.caches.is_none());
 }

@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use cordon_policy::audit::{AuditReport, Check, audit};
+use cordon_policy::audit::{AuditReport, Check, audit_with};
 use cordon_policy::config::{self, ConfigLayer, LayerKind};
 
 use crate::cli::AuditArgs;
@@ -29,7 +29,19 @@ pub fn run(args: &AuditArgs, out: &mut dyn Write) -> Result<bool, CliError> {
     };
     let home = ctx.home.as_deref().map(std::path::Path::new);
     let workspace = std::fs::canonicalize(&ctx.cwd).unwrap_or_else(|_| ctx.cwd.clone());
-    let mut report = audit(global.as_ref(), project.as_ref(), home, Some(&workspace));
+    let mut overrides = config::Overrides::default();
+    for dir in &args.write {
+        overrides
+            .writable
+            .push(std::path::absolute(dir).map_err(CliError::CurrentDir)?);
+    }
+    let mut report = audit_with(
+        global.as_ref(),
+        project.as_ref(),
+        &overrides,
+        home,
+        Some(&workspace),
+    );
     report
         .checks
         .push(env_pass_check(global.as_ref(), project.as_ref()));

@@ -34,6 +34,35 @@ pub enum Command {
     Audit(AuditArgs),
     /// Print the floor's verdict on a command; exits 126 when the floor refuses it.
     Check(CheckArgs),
+    /// Show or clear cordon's private toolchain caches (one per workspace).
+    Cache(CacheArgs),
+}
+
+/// Options of `cordon cache`.
+#[derive(Debug, Args)]
+pub struct CacheArgs {
+    /// What to do.
+    #[arg(value_enum)]
+    pub command: CacheCommand,
+    /// The workspace whose cache `clear` removes and `show` marks (default: the current
+    /// directory).
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    /// `clear`: every workspace's cache, not only this one's.
+    #[arg(long)]
+    pub all: bool,
+    /// `show`: print one JSON object (schema in docs/cli.md).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `cordon cache show|clear`.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum CacheCommand {
+    /// List every workspace's cache, its size and the bound.
+    Show,
+    /// Remove this workspace's cache (or, with `--all`, every one).
+    Clear,
 }
 
 /// `cordon policy …`.
@@ -95,6 +124,9 @@ pub struct AuditArgs {
     /// global file). Default: the global file and the current directory's `.cordon.toml`.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+    /// Audit as for a caller that adds this writable root, as `run --write` does (repeatable).
+    #[arg(long = "write", value_name = "DIR")]
+    pub write: Vec<PathBuf>,
     /// Print one JSON object (schema in docs/cli.md).
     #[arg(long)]
     pub json: bool,

@@ -21,6 +21,9 @@ pub struct Context {
     /// cordon's own directories that `XDG_CONFIG_HOME` and `XDG_CACHE_HOME` name (the defaults
     /// below `HOME` are the policy crate's), kept read-only in every jail.
     pub own_state: Vec<PathBuf>,
+    /// The base of cordon's private toolchain caches (`crate::cache::base_dir`), not yet
+    /// created.
+    pub cache_base: Option<PathBuf>,
 }
 
 impl Context {
@@ -36,6 +39,7 @@ impl Context {
         Ok(Context {
             global_path: config::global_config_path(xdg.as_deref(), home.as_deref()),
             own_state: config::own_state_dirs(xdg.as_deref(), xdg_cache.as_deref()),
+            cache_base: crate::cache::base_dir(home.as_deref(), xdg_cache.as_deref()),
             home,
             cwd,
         })
@@ -73,12 +77,12 @@ impl Context {
 
     /// Resolves a policy into a plan for this working directory.
     pub fn plan(&self, policy: &cordon_policy::Policy) -> Result<Plan, CliError> {
-        Ok(Plan::resolve(
-            policy,
-            &Invocation::at(self.cwd.clone())
-                .with_own_state(self.own_state.iter().cloned())
-                .with_host_env(std::env::vars_os()),
-            &self.host(),
-        )?)
+        let mut invocation = Invocation::at(self.cwd.clone())
+            .with_own_state(self.own_state.iter().cloned())
+            .with_host_env(std::env::vars_os());
+        if let Some(base) = &self.cache_base {
+            invocation = invocation.with_caches(base.clone());
+        }
+        Ok(Plan::resolve(policy, &invocation, &self.host())?)
     }
 }

@@ -31,6 +31,9 @@ pub enum CliError {
     #[cfg(all(feature = "mutants", debug_assertions))]
     #[error("CORDON_MUTANT: {0}")]
     Weakening(String),
+    /// A private toolchain cache could not be prepared, shown or cleared.
+    #[error(transparent)]
+    Cache(#[from] crate::cache::CacheError),
     /// JSON serialization failed.
     #[error("cannot encode JSON output: {0}")]
     Json(#[from] serde_json::Error),

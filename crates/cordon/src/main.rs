@@ -2,6 +2,7 @@
 //! prints the result, and maps outcomes to the exit codes of docs/cli.md.
 
 mod audit;
+mod cache;
 mod check;
 mod cli;
 mod context;
@@ -50,6 +51,7 @@ fn main() -> ExitCode {
             audit::run(args, &mut out).map(|ok| if ok { 0 } else { exit::AUDIT_FAILED })
         }
         Command::Check(args) => check::run(args, &mut out),
+        Command::Cache(args) => cache::run(args, &mut out).map(|()| 0),
     };
     let _ = out.flush();
     // Told to stop (SIGTERM, SIGINT, SIGHUP): the jail was ended; exit as a process killed by

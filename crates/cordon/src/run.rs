@@ -13,8 +13,10 @@ use crate::cli::{ExplainArgs, JailOptions, NetworkArg, PlatformArg, RunArgs};
 use crate::context::Context;
 use crate::error::CliError;
 
-/// The plan for these options, and the context it was made in.
-pub fn plan_for(options: &JailOptions) -> Result<(Context, Plan), CliError> {
+/// The plan for these options, and the context it was made in. With `prepare_caches` (a run,
+/// not `explain`), the workspace's private toolchain cache is created first and its size bound
+/// applied; what the bound removed is printed as a warning.
+pub fn plan_for(options: &JailOptions, prepare_caches: bool) -> Result<(Context, Plan), CliError> {
     let ctx = Context::from_process(options.cwd.as_deref())?;
     let mut overrides = Overrides {
         profile: options.profile,
@@ -56,6 +58,20 @@ pub fn plan_for(options: &JailOptions) -> Result<(Context, Plan), CliError> {
         overrides.set_env.push((key.to_owned(), value.to_owned()));
     }
     let effective = ctx.effective(&overrides)?;
+    if prepare_caches {
+        // A cache that cannot be made is not a reason to refuse the command: it runs with the
+        // read-only home it would have had without caches, and says so.
+        match crate::cache::prepare(&ctx, &effective.policy) {
+            Ok(warnings) => {
+                for w in warnings {
+                    eprintln!("cordon: {w}");
+                }
+            }
+            Err(e) => eprintln!(
+                "cordon: WARNING: no private toolchain caches for this run ({e}); tools see a read-only home"
+            ),
+        }
+    }
     let plan = ctx.plan(&effective.policy)?;
     Ok((ctx, plan))
 }
@@ -112,7 +128,7 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<u8, CliError> {
     if let Some(code) = crate::check::gate_run(&args.options.command, args.json, out)? {
         return Ok(code);
     }
-    let (ctx, plan) = plan_for(&args.options.jail)?;
+    let (ctx, plan) = plan_for(&args.options.jail, true)?;
     let launcher = launcher(&ctx, &args.options.jail)?;
     let host_env = cordon_env::host_snapshot();
     let result = launcher.run(&RunRequest {
@@ -157,7 +173,7 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<u8, CliError> {
 /// Runs `cordon explain`: prints the argument list, one per line, explicit values hidden; for
 /// `--platform macos`, the Seatbelt profile first.
 pub fn explain(args: &ExplainArgs, out: &mut dyn Write) -> Result<(), CliError> {
-    let (ctx, plan) = plan_for(&args.options.jail)?;
+    let (ctx, plan) = plan_for(&args.options.jail, false)?;
     let host_env = cordon_env::host_snapshot();
     let exe = std::env::current_exe().map_err(CliError::CurrentDir)?;
     if let PlatformArg::Macos = args.platform {
@@ -197,6 +213,14 @@ pub fn explain(args: &ExplainArgs, out: &mut dyn Write) -> Result<(), CliError> 
         out.write_all(b"# created for the run: ")?;
         out.write_all(p.path.as_os_str().as_encoded_bytes())?;
         writeln!(out, " ({what})")?;
+    }
+    for shadow in &shown.broker_shadows {
+        out.write_all(b"# created for the run: ")?;
+        out.write_all(shadow.as_os_str().as_encoded_bytes())?;
+        writeln!(
+            out,
+            " (the git configuration broker's shadow: a copy of .git/config and links to the rest of .git, docs/git-config.md)"
+        )?;
     }
     let mut hide_next = false;
     let mut after_setenv = 0u8;

@@ -36,7 +36,7 @@ pub fn run(args: &ServeArgs, input: &mut dyn BufRead, out: &mut dyn Write) -> Re
     // ahead), then `serve` exits 128+N at once: its main thread may be waiting on stdin. What
     // the jails used on the host is removed by the session reaper.
     cordon_launch::end_jails_on_signals(std::time::Duration::ZERO).map_err(CliError::Signals)?;
-    let (ctx, plan) = crate::run::plan_for(&args.jail)?;
+    let (ctx, plan) = crate::run::plan_for(&args.jail, true)?;
     let launcher = crate::run::launcher(&ctx, &args.jail)?;
     // What the walk refuses (a nested mount, a hard link reaching outside, ...) refuses the
     // whole session: no command runs.

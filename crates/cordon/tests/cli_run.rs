@@ -782,3 +782,85 @@ fn a_proxied_run_reaches_the_listed_destination_only_and_says_so() {
     assert!(dest[0]["bytes_in"].as_u64().unwrap() > 14, "{v}");
     assert_eq!(v["network"]["refused"], 1);
 }
+
+#[test]
+fn refusals_a_program_reports_generically_name_the_operation_and_the_rule() {
+    let j = Jail::new();
+    let work = std::fs::canonicalize(&j.work).unwrap();
+    let violations = |backend: &str, script: &str| -> Vec<serde_json::Value> {
+        let out = j.run(&[
+            "run",
+            "--json",
+            "--backend",
+            backend,
+            "--",
+            "sh",
+            "-c",
+            script,
+        ]);
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["violations"].as_array().cloned().unwrap_or_default()
+    };
+    let by_operation = |vs: &[serde_json::Value], op: &str| -> serde_json::Value {
+        vs.iter()
+            .find(|v| v["operation"] == op)
+            .cloned()
+            .unwrap_or_else(|| panic!("no violation names the operation {op}: {vs:?}"))
+    };
+    // A refused socket (seccomp), as Python reports it: a traceback ending in EPERM.
+    let py_socket = "python3 -c 'import socket; socket.socket(socket.AF_PACKET, socket.SOCK_RAW)'";
+    // A refused system call, as a program prints it.
+    let vs = violations("bwrap", &format!("{py_socket}; unshare -U true"));
+    let socket = by_operation(&vs, "socket");
+    assert_eq!(socket["kind"], "operation-denied", "{socket}");
+    assert!(
+        socket["rule"]
+            .as_str()
+            .unwrap()
+            .starts_with("refused socket"),
+        "{socket}"
+    );
+    let unshare = by_operation(&vs, "unshare");
+    assert!(
+        unshare["rule"].as_str().unwrap().contains("namespaces"),
+        "{unshare}"
+    );
+    // The network beyond the jail's own loopback: the rule says which network the jail has.
+    let vs = violations(
+        "bwrap",
+        "python3 -c 'import urllib.request as u; u.urlopen(\"http://cordon-test.invalid/\", timeout=5)' 2>&1 | tail -1 >&2",
+    );
+    let net = vs
+        .iter()
+        .find(|v| v["kind"] == "network-denied")
+        .unwrap_or_else(|| panic!("no network-denied violation: {vs:?}"));
+    assert!(
+        net["rule"].as_str().unwrap().contains("only loopback"),
+        "{net}"
+    );
+    // Under the Landlock backend the refused inet socket names the backend's rule.
+    let vs = violations("landlock", py_socket);
+    assert!(
+        by_operation(&vs, "socket")["rule"]
+            .as_str()
+            .unwrap()
+            .starts_with("refused socket")
+    );
+    // EROFS and EBUSY on a protected path: the path and the rule.
+    let vs = violations(
+        "bwrap",
+        "mv .git/config .git/moved; echo x > .git/hooks/new",
+    );
+    for path in [work.join(".git/config"), work.join(".git/hooks/new")] {
+        let shown = path.display().to_string();
+        let v = vs
+            .iter()
+            .find(|v| v["path"] == shown.as_str())
+            .unwrap_or_else(|| panic!("no violation names {shown}: {vs:?}"));
+        assert_eq!(v["kind"], "write-denied");
+        assert!(
+            v["rule"].as_str().unwrap().starts_with("protected path"),
+            "{v}"
+        );
+    }
+}

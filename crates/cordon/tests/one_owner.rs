@@ -104,6 +104,27 @@ fn split_nul(bytes: &[u8]) -> Vec<OsString> {
 }
 
 /// Descriptor numbers depend on what else is open: the one after `--seccomp` is left out.
+/// Every git configuration broker's shadow (`.git/cordon-config-<nonce>`) spelled the same:
+/// a run and `explain` each draw their own nonce.
+fn shadows_named_alike(options: Vec<OsString>) -> Vec<OsString> {
+    options
+        .into_iter()
+        .map(|o| {
+            let s = o.to_string_lossy().into_owned();
+            match s.find("cordon-config-") {
+                Some(i) => {
+                    let start = i + "cordon-config-".len();
+                    let end = s[start..]
+                        .find(|c: char| !c.is_ascii_hexdigit())
+                        .map_or(s.len(), |e| start + e);
+                    format!("{}N{}", &s[..start], &s[end..]).into()
+                }
+                None => o,
+            }
+        })
+        .collect()
+}
+
 fn without_descriptors(options: &[OsString]) -> Vec<OsString> {
     let mut out = options.to_vec();
     for i in 1..out.len() {
@@ -232,6 +253,37 @@ fn the_public_crates_build_the_list_run_hands_bubblewrap_and_explain_prints_it()
         assert_eq!(result.status, RunStatus::Exited, "{result:?}");
         assert_eq!(result.exit_code, 0, "{result:?}");
         let ran = without_descriptors(&recorder.take_run());
+        // The git configuration broker's shadow is named at run time (gitbroker.rs): the one
+        // the launcher made, read back from what it ran, is added the way the launcher adds it.
+        let shadow = ran.windows(3).find_map(|w| {
+            let pointer = std::path::Path::new(&w[1]);
+            (w[0] == "--ro-bind" && pointer.ends_with(".commondir"))
+                .then(|| pointer.parent().unwrap().to_path_buf())
+        });
+        let downstream = match shadow {
+            Some(shadow) => {
+                let mut guarded = guarded.clone();
+                let git_dir = shadow.parent().unwrap().to_path_buf();
+                let bound: &[&str] = if git_dir.join("objects").is_dir() {
+                    &["objects"]
+                } else {
+                    &[]
+                };
+                guarded.add_broker(&git_dir, shadow, bound);
+                let built = cordon_bwrap::build(&Request {
+                    plan: &guarded,
+                    features: &features,
+                    env: &child_env.vars,
+                    fds: Descriptors { seccomp: 3 },
+                    stage: Some(&stage),
+                    argv: &payload,
+                })
+                .unwrap();
+                without_descriptors(&built.options())
+            }
+            None => downstream,
+        };
+        let (downstream, ran) = (shadows_named_alike(downstream), shadows_named_alike(ran));
         assert_eq!(
             downstream, ran,
             "the public crates' list differs from what the launcher ran"
@@ -283,7 +335,7 @@ fn the_public_crates_build_the_list_run_hands_bubblewrap_and_explain_prints_it()
         assert_eq!(listed[0], BWRAP);
         let end = listed.iter().position(|l| l == "--").unwrap();
         assert_eq!(
-            without_descriptors(&listed[1..end]),
+            shadows_named_alike(without_descriptors(&listed[1..end])),
             ran,
             "cordon explain shows other options than the run handed bubblewrap"
         );

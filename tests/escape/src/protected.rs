@@ -23,6 +23,18 @@ pub fn cases() -> Vec<Case> {
             git_config,
         ),
         Case::attack(
+            "protected/git-config-broker",
+            c,
+            "plant every command-running git key through the configuration broker (`git config …`), judged with host `git config --get`",
+            git_config_broker,
+        ),
+        Case::attack(
+            "protected/git-submodule-config",
+            c,
+            "`git submodule add` a local repository, then plant core.fsmonitor and an alias in its .git/modules config",
+            git_submodule_config,
+        ),
+        Case::attack(
             "protected/git-dir-rename",
             c,
             "rename .git away and recreate .git/hooks and .git/config around the protected mounts",
@@ -571,4 +583,125 @@ fn cordon_config(ctx: &Ctx<'_>) -> Outcome {
 /// Used by the usability rows: a repository the payload commits into.
 pub fn make_repo(ctx: &Ctx<'_>) -> Result<(), String> {
     repo(ctx, &ctx.work)
+}
+
+/// A repository with one commit at `dir`.
+pub fn make_repo_at(ctx: &Ctx<'_>, dir: &Path) -> Result<(), String> {
+    repo(ctx, dir)
+}
+
+/// `git config --get KEY` in `dir`, on the host.
+pub fn host_git_get(ctx: &Ctx<'_>, dir: &Path, key: &str) -> Option<String> {
+    git(ctx, dir, &["config", "--local", "--get", key]).ok()
+}
+
+/// Every command-running key the broker refuses, with a harmless value: nothing here is ever run
+/// (the judge reads them with `git config --get`).
+const PLANTED_KEYS: &[(&str, &str)] = &[
+    ("core.fsmonitor", "false"),
+    ("core.hooksPath", "./evil-hooks"),
+    ("core.pager", "false"),
+    ("core.editor", "false"),
+    ("core.sshCommand", "false"),
+    ("core.askPass", "false"),
+    ("core.gitProxy", "false"),
+    ("core.worktree", "/"),
+    ("core.attributesFile", "./evil-attributes"),
+    ("sequence.editor", "false"),
+    ("pager.log", "false"),
+    ("alias.st", "!false"),
+    ("filter.evil.clean", "false"),
+    ("filter.evil.process", "false"),
+    ("diff.external", "false"),
+    ("diff.evil.textconv", "false"),
+    ("merge.evil.driver", "false"),
+    ("include.path", "./evil-include"),
+    ("includeIf.gitdir:/.path", "./evil-include"),
+    ("credential.helper", "false"),
+    ("gpg.program", "false"),
+    ("uploadpack.packObjectsHook", "false"),
+    ("remote.origin.uploadpack", "false"),
+    ("remote.origin.receivepack", "false"),
+    ("remote.evil.url", "ext::false"),
+    ("url.ext::false.insteadOf", "https://example.invalid/"),
+    ("submodule.evil.update", "!false"),
+    ("protocol.ext.allow", "always"),
+    ("http.proxy", "http://proxy.invalid:1"),
+    ("trace2.eventTarget", "./evil-trace"),
+    ("extensions.worktreeConfig", "true"),
+    ("difftool.evil.cmd", "false"),
+    ("interactive.diffFilter", "false"),
+];
+
+fn git_config_broker(ctx: &Ctx<'_>) -> Outcome {
+    if let Err(e) = repo(ctx, &ctx.work) {
+        return harness_err(e);
+    }
+    let steps: Vec<String> = PLANTED_KEYS
+        .iter()
+        .map(|(k, v)| {
+            format!(
+                "git config --add {} {}",
+                super::harness::q(k),
+                super::harness::q(v)
+            )
+        })
+        .collect();
+    let steps: Vec<&str> = steps.iter().map(String::as_str).collect();
+    let out = ctx.sh_steps(&steps);
+    // Judged on the host: which keys the repository's configuration now has.
+    let reached: Vec<&str> = PLANTED_KEYS
+        .iter()
+        .filter(|(k, _)| {
+            git(ctx, &ctx.work, &["config", "--local", "--get-all", k]).is_ok_and(|v| !v.is_empty())
+        })
+        .map(|(k, _)| *k)
+        .collect();
+    ctx.judge(
+        &out,
+        !reached.is_empty(),
+        format!(
+            "{} of {} keys reached .git/config: {reached:?}",
+            reached.len(),
+            PLANTED_KEYS.len()
+        ),
+    )
+}
+
+fn git_submodule_config(ctx: &Ctx<'_>) -> Outcome {
+    if let Err(e) = repo(ctx, &ctx.work) {
+        return harness_err(e);
+    }
+    // The submodule's source: a repository inside the workspace, as a vendored one would be.
+    let upstream = ctx.work.join("upstream");
+    if let Err(e) = std::fs::create_dir_all(&upstream)
+        .map_err(|e| e.to_string())
+        .and_then(|()| repo(ctx, &upstream))
+    {
+        return harness_err(e);
+    }
+    let add = format!(
+        "git -c protocol.file.allow=always submodule add -q {} lib",
+        qp(&upstream)
+    );
+    let out = ctx.sh_steps(&[
+        &add,
+        "git -C lib config core.fsmonitor false",
+        "git -C lib config alias.st '!false'",
+        "git -C lib config core.hooksPath ./evil-hooks",
+    ]);
+    let module = ctx.work.join(".git/modules/lib");
+    let reached: Vec<&str> = ["core.fsmonitor", "alias.st", "core.hooksPath"]
+        .into_iter()
+        .filter(|k| {
+            module.join("config").is_file()
+                && git(ctx, &module, &["config", "--local", "--get-all", k])
+                    .is_ok_and(|v| !v.is_empty())
+        })
+        .collect();
+    ctx.judge(
+        &out,
+        !reached.is_empty(),
+        format!("keys in .git/modules/lib/config after the run: {reached:?}"),
+    )
 }

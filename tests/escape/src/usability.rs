@@ -91,6 +91,39 @@ pub fn cases() -> Vec<Case> {
             no_litter,
         ),
         control(
+            "use/cache-warm",
+            c,
+            "a tool's cache under the home directory: written in one run, there in the next, never the host's own",
+            cache_warm,
+        ),
+        control(
+            "use/cache-npm",
+            c,
+            "npm's cache and logs (npm cache verify, npm config get cache) in cordon's private cache",
+            cache_npm,
+        ),
+        control(
+            "use/cache-pip",
+            c,
+            "pip's cache directory is writable (python3 -m pip cache dir) and not the host's",
+            cache_pip,
+        ),
+        control(
+            "use/cache-cargo",
+            c,
+            "cargo build --offline with cordon's own CARGO_HOME: the host's registry read, its lock private",
+            cache_cargo,
+        ),
+        control(
+            "use/git-config-steps",
+            c,
+            "git config user.name, git remote add + fetch, git branch --set-upstream-to, git submodule add of a local repository, git worktree add: reach the repository",
+            git_config_steps,
+        )
+        .landlock_limit(
+            "the Landlock backend has no mount namespace, so it cannot show git a private copy of .git/config (the git configuration broker, docs/git-config.md): .git/config stays read-only and git's writes to it fail",
+        ),
+        control(
             "use/env-grant",
             c,
             "--env KEY=VALUE and --pass-env NAME are visible inside",
@@ -456,5 +489,183 @@ fn no_litter(ctx: &Ctx<'_>) -> Outcome {
         &out,
         clean && out.code == Some(0),
         format!("workspace before {before:?}, after {after:?}"),
+    )
+}
+
+/// The host's own cache below the case's home, as the tools would default to it.
+fn host_cache(ctx: &Ctx<'_>, rel: &str) -> PathBuf {
+    ctx.home.join(".cache").join(rel)
+}
+
+/// Whether `dir` on the host holds anything.
+fn holds_anything(dir: &std::path::Path) -> bool {
+    std::fs::read_dir(dir).is_ok_and(|mut d| d.next().is_some())
+}
+
+fn cache_warm(ctx: &Ctx<'_>) -> Outcome {
+    // The host posture in every column: the minimal posture keeps no state between runs.
+    let write = ctx
+        .cordon()
+        .no_posture()
+        .sh("g=${GOCACHE:-$HOME/.cache/go-build}; x=${XDG_CACHE_HOME:-$HOME/.cache}; \
+             mkdir -p \"$g\" \"$x/tool\" && echo warm > \"$g/entry\" && echo xdg > \"$x/tool/state\" && echo wrote")
+        .run();
+    if !write.out.contains("wrote") {
+        return ctx.control(&write, false, "the first run could not write its cache");
+    }
+    let read = ctx
+        .cordon()
+        .no_posture()
+        .sh("cat \"${GOCACHE:-$HOME/.cache/go-build}/entry\" \"${XDG_CACHE_HOME:-$HOME/.cache}/tool/state\"")
+        .run();
+    let jailed = !ctx.column.unjailed();
+    // In a jail the host's own Go cache (below the case's home) is never the one written.
+    let host_clean = !jailed || !holds_anything(&host_cache(ctx, "go-build"));
+    ctx.control(
+        &read,
+        read.code == Some(0) && read.out.contains("warm\nxdg") && host_clean,
+        format!(
+            "second run saw {:?}; host cache untouched: {host_clean}",
+            read.out.trim()
+        ),
+    )
+}
+
+fn cache_npm(ctx: &Ctx<'_>) -> Outcome {
+    if let Some(o) = needs(ctx, "npm", &["npm", "--version"], &[]) {
+        return o;
+    }
+    let out = ctx
+        .cordon()
+        .no_posture()
+        .sh("npm cache verify >/dev/null && echo \"cache $(npm config get cache)\"")
+        .run();
+    let jailed = !ctx.column.unjailed();
+    let host_clean = !jailed || !ctx.home.join(".npm").exists();
+    let private = !jailed
+        || !out
+            .out
+            .contains(&format!("cache {}", ctx.home.join(".npm").display()));
+    ctx.control(
+        &out,
+        out.code == Some(0) && out.out.contains("cache /") && host_clean && private,
+        format!("{}; ~/.npm untouched: {host_clean}", out.out.trim()),
+    )
+}
+
+fn cache_pip(ctx: &Ctx<'_>) -> Outcome {
+    let py = ctx.python();
+    if let Some(o) = needs(ctx, "pip", &[py.as_str(), "-m", "pip", "--version"], &[]) {
+        return o;
+    }
+    let out = ctx
+        .cordon()
+        .no_posture()
+        .sh(&format!(
+            "d=$({py} -m pip cache dir) && mkdir -p \"$d\" && touch \"$d/probe\" && echo \"pip $d\""
+        ))
+        .run();
+    let jailed = !ctx.column.unjailed();
+    let host_clean = !jailed || !host_cache(ctx, "pip").exists();
+    ctx.control(
+        &out,
+        out.code == Some(0) && out.out.contains("pip /") && host_clean,
+        format!("{}; host pip cache untouched: {host_clean}", out.out.trim()),
+    )
+}
+
+fn cache_cargo(ctx: &Ctx<'_>) -> Outcome {
+    let Some((cargo_home, rustup_home)) = toolchain_homes() else {
+        return Outcome::new(Verdict::Unavailable, "no rustup toolchain on the host");
+    };
+    let _ = std::fs::remove_dir_all(ctx.home.join(".cargo"));
+    for (link, target) in [(".cargo", &cargo_home), (".rustup", &rustup_home)] {
+        let l = ctx.home.join(link);
+        if std::os::unix::fs::symlink(target, &l).is_err() || ctx.own(&l).is_err() {
+            return Outcome::new(Verdict::Inconclusive, "harness: cannot link the toolchain");
+        }
+    }
+    let path = format!(
+        "{}:{}",
+        ctx.home.join(".cargo/bin").display(),
+        super::harness::STD_PATH
+    );
+    if !ctx.on_host(&["cargo", "--version"], &[("PATH", path.as_str())]) {
+        return Outcome::new(
+            Verdict::Unavailable,
+            format!("cargo does not work on the host for uid {}", ctx.ids.uid),
+        );
+    }
+    let files = [
+        (
+            "tiny/Cargo.toml",
+            "[package]\nname = \"tiny\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\n",
+        ),
+        (
+            "tiny/src/main.rs",
+            "fn main() { println!(\"hello from cargo\"); }\n",
+        ),
+    ];
+    for (rel, text) in files {
+        if let Err(e) = ctx.file(rel, text) {
+            return Outcome::new(Verdict::Inconclusive, e);
+        }
+    }
+    // No CARGO_HOME from the caller: cordon's own (its lock and database private).
+    let out = ctx
+        .cordon()
+        .no_posture()
+        .path(&path)
+        .sh("cd tiny && cargo build --offline -q && ./target/debug/tiny && echo \"home ${CARGO_HOME:-none}\"")
+        .run();
+    let jailed = !ctx.column.unjailed();
+    let private = !jailed || !out.out.contains("home none");
+    ctx.control(
+        &out,
+        out.code == Some(0) && out.out.contains("hello from cargo") && private,
+        out.out.trim().to_string(),
+    )
+}
+
+fn git_config_steps(ctx: &Ctx<'_>) -> Outcome {
+    if let Err(e) = super::protected::make_repo(ctx) {
+        return Outcome::new(Verdict::Inconclusive, format!("harness: {e}"));
+    }
+    let upstream = ctx.work.join("upstream");
+    let made = std::fs::create_dir_all(&upstream)
+        .map_err(|e| e.to_string())
+        .and_then(|()| super::protected::make_repo_at(ctx, &upstream));
+    if let Err(e) = made {
+        return Outcome::new(Verdict::Inconclusive, format!("harness: {e}"));
+    }
+    let up = super::harness::qp(&upstream);
+    let out = ctx.sh(&format!(
+        "set -e; g='git -c user.name=t -c user.email=t@example.invalid'; \
+         git config user.name 'In The Jail'; git remote add origin {up}; git fetch -q origin; \
+         b=$(git symbolic-ref --short HEAD); git branch -q --set-upstream-to=origin/$b; \
+         $g -c protocol.file.allow=always submodule add -q {up} lib; $g commit -qm lib; \
+         git worktree add -q wt -b topic; echo steps-done"
+    ));
+    let host = |dir: &std::path::Path, key: &str| {
+        super::protected::host_git_get(ctx, dir, key).unwrap_or_default()
+    };
+    let up_s = upstream.display().to_string();
+    let reached = host(&ctx.work, "user.name") == "In The Jail"
+        && host(&ctx.work, "remote.origin.url") == up_s
+        && host(&ctx.work, "submodule.lib.url") == up_s
+        && ctx.work.join("wt/.git").is_file()
+        && super::protected::host_git_get(
+            ctx,
+            &ctx.work.join("wt"),
+            "core.repositoryformatversion",
+        )
+        .is_some();
+    ctx.control(
+        &out,
+        out.code == Some(0) && out.out.contains("steps-done") && reached,
+        format!(
+            "steps ran: {}; reached the host's repository: {reached}",
+            out.out.contains("steps-done")
+        ),
     )
 }

@@ -17,6 +17,12 @@ pub fn cases() -> Vec<Case> {
             absolute,
         ),
         Case::attack(
+            "writes/host-caches",
+            c,
+            "poison the host's own caches (~/.cache/go-build, ~/.npm, ~/.cargo/registry), another workspace's private cache, cordon's cache directory",
+            host_caches,
+        ),
+        Case::attack(
             "writes/relative-dotdot",
             c,
             "create files through `..` from the workspace (its parent, the home, a sibling)",
@@ -392,5 +398,81 @@ fn proc_paths(ctx: &Ctx<'_>) -> Outcome {
         &out,
         !hit.is_empty(),
         format!("created on the host: {hit:?}"),
+    )
+}
+
+fn host_caches(ctx: &Ctx<'_>) -> Outcome {
+    let tok = &ctx.token;
+    // cordon's cache directory for this column's user, as the harness's XDG_CACHE_HOME puts it.
+    let cordon_dir = ctx
+        .suite
+        .base
+        .join(format!("cache-{}", ctx.ids.uid))
+        .join("cordon");
+    let tools = cordon_dir.join("tools");
+    let other = tools.join(format!("other-{tok}"));
+    let own_tree = |p: &std::path::Path| -> Result<(), String> {
+        for d in [&cordon_dir, &tools, &other] {
+            std::fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
+            std::os::unix::fs::lchown(d, Some(ctx.ids.uid), Some(ctx.ids.gid))
+                .map_err(|e| format!("{}: {e}", d.display()))?;
+        }
+        std::fs::write(p, "ORIGINAL\n").map_err(|e| format!("{}: {e}", p.display()))?;
+        std::os::unix::fs::lchown(p, Some(ctx.ids.uid), Some(ctx.ids.gid))
+            .map_err(|e| format!("{}: {e}", p.display()))
+    };
+    let sibling = other.join("entry");
+    let sentinel = cordon_dir.join(format!("sentinel-{tok}"));
+    let planted_in_base = tools.join(format!("planted-{tok}"));
+    let host: Vec<std::path::PathBuf> = [
+        ".cache/go-build/README",
+        ".npm/README",
+        ".cargo/registry/README",
+    ]
+    .iter()
+    .map(|r| ctx.home.join(r))
+    .collect();
+    for p in &host {
+        if let Err(e) = ctx.plant(p, "ORIGINAL\n") {
+            return Outcome::new(super::Verdict::Inconclusive, format!("harness: {e}"));
+        }
+    }
+    for p in [&sibling, &sentinel] {
+        if let Err(e) = own_tree(p) {
+            return Outcome::new(super::Verdict::Inconclusive, format!("harness: {e}"));
+        }
+    }
+    let steps: Vec<String> = host
+        .iter()
+        .chain([&sibling, &sentinel])
+        .map(|p| format!("echo evil >> {}", super::harness::qp(p)))
+        .chain([
+            "echo evil > ~/.cache/go-build/poison".to_owned(),
+            format!("echo evil > {}", super::harness::qp(&planted_in_base)),
+        ])
+        .collect();
+    let steps: Vec<&str> = steps.iter().map(String::as_str).collect();
+    let out = ctx.sh_steps(&steps);
+    let changed: Vec<String> = host
+        .iter()
+        .chain([&sibling, &sentinel])
+        .filter(|p| std::fs::read_to_string(p).map_or(true, |t| t != "ORIGINAL\n"))
+        .chain(
+            [
+                ctx.home.join(".cache/go-build/poison"),
+                planted_in_base.clone(),
+            ]
+            .iter()
+            .filter(|p| exists(p)),
+        )
+        .map(|p| p.display().to_string())
+        .collect();
+    let _ = std::fs::remove_dir_all(&other);
+    let _ = std::fs::remove_file(&sentinel);
+    let _ = std::fs::remove_file(&planted_in_base);
+    ctx.judge(
+        &out,
+        !changed.is_empty(),
+        format!("written on the host: {changed:?}"),
     )
 }

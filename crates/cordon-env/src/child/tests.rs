@@ -11,7 +11,44 @@ fn policy(pass: &[&str], set: &[(&str, &str)]) -> EnvPolicy {
             .iter()
             .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
             .collect(),
+        ..EnvPolicy::default()
     }
+}
+
+#[test]
+fn owned_values_replace_host_and_pass_values_and_set_replaces_them() {
+    let mut p = policy(&["GOCACHE"], &[("PIP_CACHE_DIR", "/explicit/pip")]);
+    p.owned.insert("GOCACHE".into(), "/cordon/go-build".into());
+    p.owned.insert("PIP_CACHE_DIR".into(), "/cordon/pip".into());
+    p.owned
+        .insert("npm_config_cache".into(), "/cordon/npm".into());
+    let host = [
+        ("GOCACHE", "/home/u/.cache/go-build"),
+        ("PIP_CACHE_DIR", "/home/u/.cache/pip"),
+        ("PATH", "/bin"),
+    ];
+    let child = ChildEnv::build(host, &p).unwrap();
+    // The host's (passed) value never reaches the jail: cordon's replaces it, and says so.
+    assert_eq!(value(&child, "GOCACHE"), Some("/cordon/go-build"));
+    let replaced = child.dropped.iter().find(|d| d.name == "GOCACHE").unwrap();
+    assert_eq!(replaced.reason, DropReason::CordonOwned);
+    assert!(replaced.requested);
+    // An explicit value wins over cordon's.
+    assert_eq!(value(&child, "PIP_CACHE_DIR"), Some("/explicit/pip"));
+    // A name the injection rules refuse as an explicit value is still cordon's to set.
+    assert_eq!(value(&child, "npm_config_cache"), Some("/cordon/npm"));
+    assert_eq!(value(&child, "PATH"), Some("/bin"));
+}
+
+#[test]
+fn owned_values_are_checked_like_set_values() {
+    let mut p = policy(&[], &[]);
+    p.owned.insert("BAD=NAME".into(), "/x".into());
+    assert!(ChildEnv::build([("PATH", "/bin")], &p).is_err());
+    let mut p = policy(&[], &[]);
+    p.owned.insert("GOCACHE".into(), "/x\u{0}y".into());
+    let err = ChildEnv::build([("PATH", "/bin")], &p).unwrap_err();
+    assert!(err.to_string().contains("GOCACHE"), "{err}");
 }
 
 fn value<'a>(child: &'a ChildEnv, name: &str) -> Option<&'a str> {

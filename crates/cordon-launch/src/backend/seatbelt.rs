@@ -388,6 +388,8 @@ pub fn to_violation(denial: &Denial) -> Violation {
         rule: None,
         host: None,
         port: None,
+        key: None,
+        operation: None,
     }
 }
 

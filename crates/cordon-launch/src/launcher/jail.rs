@@ -37,6 +37,9 @@ pub(crate) struct Jail {
     pub(crate) proxy: Option<crate::proxy::JailProxy>,
     /// Auto-run names missing at launch, looked for once the jail is gone (sweep.rs).
     pub(crate) sweep: Box<crate::sweep::Sweep>,
+    /// The repositories whose configuration the jail edited as a copy (gitbroker.rs), merged
+    /// back when it ends.
+    pub(crate) brokers: Vec<crate::gitbroker::Broker>,
 }
 
 impl std::fmt::Debug for Jail {
@@ -189,6 +192,10 @@ impl Jail {
             });
         }
         result.violations.extend(planted);
+        // Every process of the jail is gone: its copies of the git configurations are final.
+        let (refused, warnings) = crate::gitbroker::finish(&self.brokers, self.judge.writable());
+        result.violations.extend(refused);
+        result.warnings.extend(warnings);
         Ok(result)
     }
 

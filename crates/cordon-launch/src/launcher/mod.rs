@@ -69,6 +69,9 @@ pub struct Explanation {
     /// The placeholders the run makes (or joins) before the jail starts, each bound read-only
     /// in the list; those marked `created_for_the_run` do not exist yet.
     pub placeholders: Vec<Placeholder>,
+    /// The git configuration broker's shadow directories the run makes (docs/git-config.md),
+    /// each named here as a run would name it (a nonce differs), not made.
+    pub broker_shadows: Vec<std::path::PathBuf>,
 }
 
 impl std::fmt::Debug for Launcher {
@@ -280,7 +283,16 @@ impl Launcher {
         })?;
         // The same guard as a run's, so the list is the one a run hands the backend: the
         // placeholders it would make are listed, marked, and not made.
-        let guarded = plan.guard(&RealHost::new(None));
+        let mut guarded = plan.guard(&RealHost::new(None));
+        let mut broker_shadows = Vec::new();
+        if backend.name() == "bubblewrap" {
+            for git_dir in guarded.broker_candidates() {
+                let shadow = crate::gitbroker::shadow_name(&git_dir);
+                let bound = crate::gitbroker::bound_dirs(&git_dir);
+                guarded.add_broker(&git_dir, shadow.clone(), &bound);
+                broker_shadows.push(shadow);
+            }
+        }
         let mut check = self_check(&guarded, -1);
         let mut env = env;
         if plan.network == cordon_policy::Network::Proxy {
@@ -298,6 +310,7 @@ impl Launcher {
         Ok(Explanation {
             args: prepared.shown,
             placeholders: guarded.placeholders().to_vec(),
+            broker_shadows,
         })
     }
 
@@ -391,12 +404,19 @@ impl Launcher {
                 env_dropped,
             )));
         }
-        let (guarded, mut cleanup) = make_placeholders(req.plan, session);
-        // What to look for (and put back) after the run, read before the jail exists.
-        let sweep = Box::new(crate::sweep::Sweep::of(&guarded));
+        let (mut guarded, mut cleanup) = make_placeholders(req.plan, session);
         // For a jail built ahead, what the guard just read, looked at again when a command
         // claims it: taken right after the guard, as close to its reads as a cold run's mounts.
         let seen = awaiting.then(|| Seen::of(req.plan));
+        // The git configuration broker (gitbroker.rs): bubblewrap binds each repository's
+        // pointer at its `commondir`, so the jail's git edits a copy of `.git/config`.
+        let brokers = if backend.name() == "bubblewrap" {
+            crate::gitbroker::prepare(&mut guarded, &mut cleanup, backend.stage_binary())
+        } else {
+            Vec::new()
+        };
+        // What to look for (and put back) after the run, read before the jail exists.
+        let sweep = Box::new(crate::sweep::Sweep::of(&guarded));
         let req = &RunRequest {
             plan: &guarded,
             ..*req
@@ -530,6 +550,7 @@ impl Launcher {
             judge: Box::new(crate::violations::JailRules::new(req.plan, backend.name())),
             proxy,
             sweep,
+            brokers,
         };
         let mut jail = jail;
         if let Some(channel) = rules_channel {

@@ -1,0 +1,202 @@
+//! cordon's private toolchain caches end to end: a cache written in one run is there in the
+//! next, the host's own caches and cordon's own state are never written, `cordon cache clear`
+//! empties it, and `cordon audit` fails a writable root inside the home directory's caches.
+//! These tests fail (never skip) when bubblewrap is missing.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests fail by panicking
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+struct Home {
+    home: tempfile::TempDir,
+    work: PathBuf,
+}
+
+impl Home {
+    fn new() -> Home {
+        assert!(
+            Path::new("/usr/bin/bwrap").exists(),
+            "bubblewrap is not installed at /usr/bin/bwrap: these tests need it"
+        );
+        let home = common::visible_dir("cordon-caches-");
+        let work = home.path().join("proj");
+        std::fs::create_dir_all(work.join(".git/hooks")).unwrap();
+        std::fs::write(work.join(".git/config"), "[core]\n").unwrap();
+        // The host's own Go build cache, and cordon's own probe cache.
+        std::fs::create_dir_all(home.path().join(".cache/go-build")).unwrap();
+        std::fs::write(home.path().join(".cache/go-build/README"), "host\n").unwrap();
+        std::fs::create_dir_all(home.path().join(".cache/cordon")).unwrap();
+        Home { home, work }
+    }
+
+    fn home(&self) -> PathBuf {
+        std::fs::canonicalize(self.home.path()).unwrap()
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        Command::new(common::cordon())
+            .args(args)
+            .current_dir(&self.work)
+            .env_clear()
+            .env("HOME", self.home.path())
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .env("GOCACHE", self.home.path().join(".cache/go-build"))
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    }
+
+    fn sh(&self, extra: &[&str], script: &str) -> Output {
+        let mut args = vec!["run"];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["--", "sh", "-c", script]);
+        self.run(&args)
+    }
+
+    fn base(&self) -> PathBuf {
+        self.home().join(".cache/cordon/tools")
+    }
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+fn a_cache_written_in_one_run_is_seen_in_the_next() {
+    let h = Home::new();
+    let out = h.sh(
+        &[],
+        "echo warm > \"$GOCACHE/entry\" && echo pip > \"$PIP_CACHE_DIR/wheel\" \
+         && mkdir -p \"$XDG_CACHE_HOME/tool\" && echo xdg > \"$XDG_CACHE_HOME/tool/state\" \
+         && echo \"$GOCACHE\"",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let gocache = PathBuf::from(text(&out.stdout).trim());
+    // cordon's own cache, outside the workspace, not the host's GOCACHE the caller had set.
+    assert!(gocache.starts_with(h.base()), "{gocache:?}");
+    assert!(!gocache.starts_with(&h.work));
+    let out = h.sh(
+        &[],
+        "cat \"$GOCACHE/entry\" \"$PIP_CACHE_DIR/wheel\" \"$XDG_CACHE_HOME/tool/state\"",
+    );
+    assert_eq!(
+        text(&out.stdout),
+        "warm\npip\nxdg\n",
+        "{}",
+        text(&out.stderr)
+    );
+    // The host's own cache is untouched.
+    let host = h.home().join(".cache/go-build");
+    assert_eq!(std::fs::read_dir(&host).unwrap().count(), 1);
+}
+
+#[test]
+fn the_hosts_caches_and_cordons_state_are_never_written() {
+    let h = Home::new();
+    // Make the cache exist, then try every way at what lies around it.
+    assert_eq!(h.sh(&[], "true").status.code(), Some(0));
+    let key = std::fs::read_dir(h.base())
+        .unwrap()
+        .flatten()
+        .find(|e| e.file_type().unwrap().is_dir())
+        .unwrap()
+        .file_name();
+    let key = key.to_str().unwrap().to_owned();
+    let out = h.sh(
+        &[],
+        &format!(
+            "echo poison > ~/.cache/go-build/poison; echo x > ~/.cache/go-build/README; \
+             echo x > ~/.cache/cordon/probe-0.json; echo x > ~/.cache/cordon/tools/{key}.used; \
+             mkdir ~/.cache/cordon/tools/other; ln -s / ~/.cache/cordon/tools/x; \
+             rm -rf ~/.cache/cordon/tools/{key}; echo done"
+        ),
+    );
+    assert_eq!(text(&out.stdout), "done\n", "{}", text(&out.stderr));
+    let home = h.home();
+    assert!(!home.join(".cache/go-build/poison").exists());
+    assert_eq!(
+        std::fs::read_to_string(home.join(".cache/go-build/README")).unwrap(),
+        "host\n"
+    );
+    // cordon itself writes its probe cache there; the jail's line never lands in it.
+    let probe = std::fs::read(home.join(".cache/cordon/probe-0.json")).unwrap_or_default();
+    assert_ne!(probe, b"x\n");
+    assert!(!h.base().join("other").exists());
+    assert!(std::fs::symlink_metadata(h.base().join("x")).is_err());
+    let stamp = std::fs::read_to_string(h.base().join(format!("{key}.used"))).unwrap();
+    assert_eq!(Path::new(&stamp), std::fs::canonicalize(&h.work).unwrap());
+    // The jail could empty its own cache (rm -rf reached inside), never remove the root.
+    assert!(h.base().join(&key).is_dir());
+}
+
+#[test]
+fn an_explicit_value_wins_over_cordons() {
+    let h = Home::new();
+    let out = h.sh(
+        &["--env", "GOCACHE=/explicit/go"],
+        "echo \"$GOCACHE $PIP_CACHE_DIR\"",
+    );
+    let shown = text(&out.stdout);
+    assert!(shown.starts_with("/explicit/go "), "{shown}");
+    assert!(shown.trim_end().ends_with("/pip"), "{shown}");
+}
+
+#[test]
+fn clear_removes_the_cache_and_show_lists_it() {
+    let h = Home::new();
+    assert_eq!(
+        h.sh(&[], "echo warm > \"$GOCACHE/entry\"").status.code(),
+        Some(0)
+    );
+    let show = h.run(&["cache", "show", "--json"]);
+    assert_eq!(show.status.code(), Some(0), "{}", text(&show.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&show.stdout).unwrap();
+    let caches = v["caches"].as_array().unwrap();
+    assert_eq!(caches.len(), 1, "{v}");
+    assert_eq!(caches[0]["key"], v["current"]);
+    let work = std::fs::canonicalize(&h.work).unwrap();
+    assert_eq!(caches[0]["workspace"], work.to_str().unwrap());
+    assert!(caches[0]["bytes"].as_u64().unwrap() > 0);
+    assert!(v["max_bytes"].as_u64().unwrap() > 0);
+
+    let clear = h.run(&["cache", "clear"]);
+    assert_eq!(clear.status.code(), Some(0), "{}", text(&clear.stderr));
+    let key = caches[0]["key"].as_str().unwrap();
+    assert!(!h.base().join(key).exists());
+    let out = h.sh(&[], "cat \"$GOCACHE/entry\" 2>/dev/null || echo cold");
+    assert_eq!(text(&out.stdout), "cold\n");
+}
+
+#[test]
+fn audit_fails_a_writable_root_in_the_home_directorys_caches() {
+    let h = Home::new();
+    let home = h.home();
+    let go_build = home.join(".cache/go-build");
+    let out = h.run(&["audit", "--json", "--write", go_build.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let check = v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "writable-host-cache")
+        .unwrap();
+    assert_eq!(check["passed"], false, "{check}");
+    assert!(
+        check["detail"].as_str().unwrap().contains("go-build"),
+        "{check}"
+    );
+    let out = h.run(&["audit", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let check = v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "writable-host-cache")
+        .unwrap();
+    assert_eq!(check["passed"], true, "{check}");
+}
