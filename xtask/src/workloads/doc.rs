@@ -42,9 +42,10 @@ pub fn render(rows: &[Row], verdict: &Verdict, tools: &Tools) -> String {
     out.push_str(
         ".\n\n\
          Root and the unprivileged user differ on purpose, the way two real users do: root runs with the caller's\n\
-         `PATH` (here pyenv's `python3`, rustup's `cargo`) and its real home, which the jail shows read-only; the\n\
+         `PATH` (here pyenv's `python3`, rustup's `cargo`) and its real home, which the jail hides but for the\n\
+         vetted toolchain trees and `PATH` trees (docs/home.md), read-only, and cordon's private caches; the\n\
          user cannot enter `/root`, so it gets `/usr/bin/python3`, a hard-linked copy of the pinned Rust toolchain,\n\
-         and a fresh home of its own (read-only in the jail too). `rusty-fork` carries a cargo home of the\n\
+         and a fresh home of its own (hidden the same way in the jail). `rusty-fork` carries a cargo home of the\n\
          workspace's own (a copy of the registry index and `.crate` cache), so both users resolve its\n\
          dependencies offline; `strsim` has none and runs with each user's default cargo home.\n\n## Projects\n\n",
     );
