@@ -84,9 +84,10 @@
 //! let env = BTreeMap::from([(OsString::from("PATH"), OsString::from("/usr/bin:/bin"))]);
 //! let argv = [OsString::from("cargo"), OsString::from("test")];
 //! // The guard pins the directories above protected paths and lists the placeholders for
-//! // missing ones: the launcher makes them before bubblewrap starts.
+//! // git's missing redirections (a missing auto-run name is swept after the run instead): the
+//! // launcher makes them before bubblewrap starts.
 //! let plan = plan.guard(&host);
-//! assert!(plan.placeholders().iter().any(|p| p.path.ends_with(".vscode")));
+//! assert!(plan.placeholders().iter().any(|p| p.path.ends_with(".git/commondir")));
 //! let args = build(&Request {
 //!     plan: &plan,
 //!     features: &features,
