@@ -315,8 +315,9 @@ fn escape_suite(ctx: &Ctx) -> Result<(), Error> {
 
 /// The short load in a process of its own, so that its descriptor and memory checks see only
 /// the load's launcher.
-/// Builds the static binary and runs a jail through it: the home is readable but a masked
-/// credential in it is not, a write to the home is refused, the workspace is writable, as with the dynamically linked binary the tests use.
+/// Builds the static binary and runs a jail through it: a vetted toolchain tree of the home is
+/// readable, the rest of the home (a plain file, a credential) is not, a write to the home is
+/// refused, the workspace is writable, as with the dynamically linked binary the tests use.
 fn dist(ctx: &Ctx) -> Result<(), Error> {
     let cordon = cordon_test_support::dist::build(ctx.root())?;
     let home = tempfile_dir("cordon-ci-dist")?;
@@ -325,18 +326,21 @@ fn dist(ctx: &Ctx) -> Result<(), Error> {
         std::fs::create_dir_all(home.join(".ssh"))
             .and_then(|()| std::fs::create_dir_all(&work))
             .and_then(|()| std::fs::write(home.join(".ssh/id_ed25519"), "ci-dist-secret\n"))
-            .and_then(|()| std::fs::write(home.join("readable.txt"), "visible\n"))
+            .and_then(|()| std::fs::create_dir_all(home.join(".local/bin")))
+            .and_then(|()| std::fs::write(home.join(".local/bin/readable.txt"), "visible\n"))
+            .and_then(|()| std::fs::write(home.join("hidden.txt"), "ci-dist-hidden\n"))
             .map_err(|e| Error::Dist(format!("cannot set up {}: {e}", home.display())))?;
         let out = Cmd::new(&cordon)
             .args(["run", "--", "sh", "-c"])
             .arg(
-                "cat ~/readable.txt; cat ~/.ssh/id_ed25519 2>/dev/null; (echo x > ~/planted) 2>/dev/null || echo refused; \
+                "cat ~/.local/bin/readable.txt; cat ~/hidden.txt 2>/dev/null || echo hidden; \
+                 cat ~/.ssh/id_ed25519 2>/dev/null; (echo x > ~/planted) 2>/dev/null || echo refused; \
                  echo in-jail > made && cat made",
             )
             .env("HOME", &home)
             .current_dir(&work)
             .read()?;
-        if out.trim_end() != "visible\nrefused\nin-jail" || home.join("planted").exists() {
+        if out.trim_end() != "visible\nhidden\nrefused\nin-jail" || home.join("planted").exists() {
             return Err(Error::Dist(format!(
                 "the static binary's jail did not hold: printed {out:?}"
             )));
