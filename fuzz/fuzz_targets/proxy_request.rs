@@ -56,7 +56,11 @@ fuzz_target!(|data: &[u8]| {
     let entries: Vec<&str> = text.lines().take(8).collect();
     for e in &entries {
         if let Ok(p) = Pattern::parse(e) {
-            assert_eq!(Pattern::parse(&p.to_string()).ok(), Some(p.clone()), "{e:?}");
+            assert_eq!(
+                Pattern::parse(&p.to_string()).ok(),
+                Some(p.clone()),
+                "{e:?}"
+            );
         }
     }
     let addrs: Vec<IpAddr> = data
@@ -68,7 +72,12 @@ fuzz_target!(|data: &[u8]| {
             IpAddr::from(o)
         })
         .collect();
-    let Ok(list) = Allowlist::parse(&entries.iter().filter(|e| Pattern::parse(e).is_ok()).collect::<Vec<_>>()) else {
+    let Ok(list) = Allowlist::parse(
+        &entries
+            .iter()
+            .filter(|e| Pattern::parse(e).is_ok())
+            .collect::<Vec<_>>(),
+    ) else {
         return;
     };
     let target = match request::parse_socks_request(data) {
