@@ -107,6 +107,24 @@ fn check(case: &Case) {
     } else {
         &mounts
     };
+    // A hidden home is sealed read-only once every mount below it exists: the seal comes after
+    // its children by design, and is held to that instead of to the parents-first order.
+    let (seals, ordered): (Vec<_>, Vec<_>) = ordered
+        .iter()
+        .cloned()
+        .partition(|(i, _, _)| steps[*i].flag == "--remount-ro");
+    for (i, dest, _) in &seals {
+        for (j, other, _) in &mounts {
+            assert!(
+                !(other != dest && other.starts_with(dest) && j > i),
+                "{} is mounted after the seal of {}\n{}",
+                other.display(),
+                dest.display(),
+                args.render()
+            );
+        }
+    }
+    let ordered = ordered.as_slice();
 
     // Parents before children; nothing strictly below a mask.
     for (a, (_, dest_a, mask_a)) in ordered.iter().enumerate() {
