@@ -129,19 +129,36 @@ pub fn decode(lines: &[Line]) -> Option<Case> {
             }
             b'M' => plan.posture = Posture::Minimal,
             b'N' => plan.network = Network::Allowed,
-            b'w' => plan.writable.push(p),
+            // A plan never holds a writable root in a system tree (`Plan::resolve` refuses it).
+            b'w' if !cordon_policy::defaults::SYSTEM_TREES
+                .iter()
+                .any(|t| p.starts_with(t)) =>
+            {
+                plan.writable.push(p)
+            }
             b'c' => plan.cwd = p,
             b'o' => plan.workspace = p,
             b'h' => plan.home = p,
-            b'p' | b'q' => plan.protected.push(ProtectedPath {
-                path: p,
-                kind: if line.op == b'p' {
-                    EntryKind::Dir
-                } else {
-                    EntryKind::File
-                },
-                root: plan.writable.first().cloned().unwrap_or_default(),
-            }),
+            // A protected path lies strictly inside a writable root (`Plan::resolve` keeps no
+            // other), which is its root.
+            b'p' | b'q' => {
+                if let Some(root) = plan
+                    .writable
+                    .iter()
+                    .find(|r| p.starts_with(r) && p != **r)
+                    .cloned()
+                {
+                    plan.protected.push(ProtectedPath {
+                        path: p,
+                        kind: if line.op == b'p' {
+                            EntryKind::Dir
+                        } else {
+                            EntryKind::File
+                        },
+                        root,
+                    })
+                }
+            }
             b'd' | b'f' => plan.masks.push(CredentialMask {
                 target: path(first),
                 requested: path(second.unwrap_or(first)),
