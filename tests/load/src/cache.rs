@@ -10,6 +10,10 @@ use serde::Serialize;
 
 use super::runner::{self, cut};
 
+/// The directory of cordon's private toolchain caches, beside the probe cache in
+/// `~/.cache/cordon` (docs/caches.md): it persists across runs by design.
+pub const TOOL_CACHES: &str = ".cache/cordon/tools";
+
 /// How long one CLI may take before the harness calls it hung.
 const DEADLINE: Duration = Duration::from_secs(60);
 
@@ -113,6 +117,8 @@ pub fn concurrent_start(
         })
         .unwrap_or_default();
     entries.sort();
+    // cordon's private toolchain caches (`tools`) live beside the probe cache, by design.
+    entries.retain(|e| e != "tools");
     let wanted = format!("probe-{euid}.json");
     if entries != [wanted.clone()] {
         problems.push(format!(

@@ -107,7 +107,10 @@ fn leftovers_in_base(layout: &Layout, plan: &[Planned], before: &Listing) -> Vec
                 c.next()?;
                 Some(c.as_path())
             });
-        rest.is_some_and(|r| cache_paths.iter().any(|c| r == c))
+        // cordon's private toolchain caches persist across runs by design (docs/caches.md).
+        rest.is_some_and(|r| {
+            cache_paths.iter().any(|c| r == c) || r.starts_with(crate::cache::TOOL_CACHES)
+        })
     };
     let mut users: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for p in plan {

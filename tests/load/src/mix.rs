@@ -184,14 +184,12 @@ impl Planned {
     }
 }
 
-/// Tries every protected path a workspace has or gets a placeholder for; prints `WROTE <path>`
-/// for each write that worked. A pause first, so jails sharing a workspace overlap and one jail's
-/// clean-up can meet another's run. `mkdir -p` re-creates a placeholder directory that vanished
-/// under a running jail: a write into it must still fail.
+/// Tries every path a workspace keeps read-only while a command runs (git's, and the placeholder
+/// `.git/commondir`; a missing auto-run name at the root is swept after the run instead, which
+/// the escape suite's `autorun/` cases judge); prints `WROTE <path>` for each write that worked.
+/// A pause first, so jails sharing a workspace overlap and one jail's clean-up can meet
+/// another's run.
 const PROTECTED_WRITES: &str = "sleep 0.05; \
-for p in .vscode/tasks.json .claude/settings.json; do \
-  if (mkdir -p \"${p%/*}\" && : > \"$p\") 2>/dev/null; then echo \"WROTE $p\"; fi; \
-done; \
 for p in .git/commondir .git/config .git/hooks/pre-commit; do \
   if (: > \"$p\") 2>/dev/null; then echo \"WROTE $p\"; fi; \
 done; \

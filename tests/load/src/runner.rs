@@ -617,7 +617,9 @@ fn killed_launcher_strays(pid: u32, home: &Path) -> Vec<String> {
     let cache_file = format!("probe-{euid}.json");
     if let Ok(entries) = std::fs::read_dir(home.join(".cache").join("cordon")) {
         for e in entries.flatten() {
-            if e.file_name().to_string_lossy() != cache_file {
+            let name = e.file_name().to_string_lossy().into_owned();
+            // The private toolchain caches stay by design (docs/caches.md).
+            if name != cache_file && name != "tools" {
                 out.push(e.path().display().to_string());
             }
         }
