@@ -610,6 +610,15 @@ fn touch_hit(ctx: &Ctx<'_>) -> String {
     format!("touch {}", qp(&ctx.work.join("scratch/injected")))
 }
 
+/// An executable script outside the workspace that leaves the hit marker when it runs.
+fn plant_hit_script(ctx: &Ctx<'_>, name: &str) -> Result<std::path::PathBuf, String> {
+    let script = ctx.outside.join(name);
+    ctx.plant(&script, &format!("#!/bin/sh\n{}\n", touch_hit(ctx)))?;
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .map_err(|e| e.to_string())?;
+    Ok(script)
+}
+
 fn env_make(ctx: &Ctx<'_>) -> Outcome {
     let mk = ctx.outside.join("inject.mk");
     let made = ctx
@@ -671,19 +680,14 @@ fn env_git_dir(ctx: &Ctx<'_>) -> Outcome {
 }
 
 fn env_cc(ctx: &Ctx<'_>) -> Outcome {
-    let cc = ctx.outside.join("cc.sh");
-    let made = ctx
-        .plant(&cc, &format!("#!/bin/sh\n{}\n", touch_hit(ctx)))
-        .and_then(|()| {
-            std::fs::set_permissions(&cc, std::os::unix::fs::PermissionsExt::from_mode(0o755))
-                .map_err(|e| e.to_string())
-        })
-        .and_then(|()| {
-            ctx.plant(
-                &ctx.work.join("scratch/h.c"),
-                "int main(void) { return 0; }\n",
-            )
-        });
+    let cc = match plant_hit_script(ctx, "cc.sh") {
+        Ok(path) => path,
+        Err(e) => return harness_err(e),
+    };
+    let made = ctx.plant(
+        &ctx.work.join("scratch/h.c"),
+        "int main(void) { return 0; }\n",
+    );
     if let Err(e) = made {
         return harness_err(e);
     }
@@ -738,19 +742,14 @@ fn env_tar(ctx: &Ctx<'_>) -> Outcome {
 }
 
 fn env_npm(ctx: &Ctx<'_>) -> Outcome {
-    let shell = ctx.outside.join("shell.sh");
-    let made = ctx
-        .plant(&shell, &format!("#!/bin/sh\n{}\n", touch_hit(ctx)))
-        .and_then(|()| {
-            std::fs::set_permissions(&shell, std::os::unix::fs::PermissionsExt::from_mode(0o755))
-                .map_err(|e| e.to_string())
-        })
-        .and_then(|()| {
-            ctx.plant(
-                &ctx.work.join("scratch/package.json"),
-                "{\"name\": \"x\", \"version\": \"1.0.0\", \"scripts\": {\"t\": \"true\"}}\n",
-            )
-        });
+    let shell = match plant_hit_script(ctx, "shell.sh") {
+        Ok(path) => path,
+        Err(e) => return harness_err(e),
+    };
+    let made = ctx.plant(
+        &ctx.work.join("scratch/package.json"),
+        "{\"name\": \"x\", \"version\": \"1.0.0\", \"scripts\": {\"t\": \"true\"}}\n",
+    );
     if let Err(e) = made {
         return harness_err(e);
     }
