@@ -81,34 +81,17 @@
 #![cfg_attr(not(linux_backends), allow(dead_code))]
 
 mod backend;
-mod cleanup;
-mod ending;
-mod entry;
 mod error;
 pub mod exit_codes;
-mod gitbroker;
-mod groups;
+mod features;
+mod host;
 mod launcher;
-mod objects;
-mod placeholders;
-mod probe;
-mod reaper;
 #[cfg(linux_backends)]
 mod session;
 mod stage;
-mod supervise;
-mod sweep;
-mod sys;
-mod token;
 mod violations;
 #[cfg(all(feature = "mutants", debug_assertions))]
 mod weaken;
-
-#[cfg(linux_backends)]
-mod memory;
-#[cfg(linux_backends)]
-mod pids;
-mod proxy;
 
 pub use backend::seatbelt::{SeatbeltBackend, SeatbeltConfig};
 
@@ -118,27 +101,27 @@ pub mod seatbelt {
     pub use crate::backend::seatbelt::{Explained, NAME, explain, recognise, to_violation};
 }
 pub use backend::locate::TRUSTED_BWRAP_PATHS;
+#[cfg(linux_backends)]
+pub use backend::probe::probe_cache_holds;
 pub use backend::{Backend, BackendReport, Prepared, ProbeOutcome, StageReport};
 #[cfg(linux_backends)]
 pub use backend::{
     bwrap::{BwrapBackend, BwrapConfig},
     landlock::{LandlockBackend, LandlockConfig},
 };
-pub use ending::{end_all as end_all_jails, end_jails_on_signals, termination_signal};
-pub use entry::run_if_stage;
 pub use error::LaunchError;
+pub use features::proxy::{Destination, PORT as PROXY_PORT};
+pub use host::ending::{end_all as end_all_jails, end_jails_on_signals, termination_signal};
+pub use host::reaper::{REAPER_NAME, start_session_forked};
+pub use host::supervise::Forward;
+pub use host::sys::prepare_child;
 pub use launcher::{
     BackendChoice, Explanation, Launcher, NetworkReport, RunRequest, RunResult, RunStatus, Stream,
     WAYS_OUT, policy_hash,
 };
 #[cfg(linux_backends)]
-pub use probe::probe_cache_holds;
-pub use proxy::{Destination, PORT as PROXY_PORT};
-pub use reaper::{REAPER_NAME, start_session_forked};
-#[cfg(linux_backends)]
 pub use session::{Preparation, PreparationReport};
-pub use supervise::Forward;
-pub use sys::prepare_child;
+pub use stage::entry::run_if_stage;
 pub use violations::{Violation, ViolationKind};
 #[cfg(all(feature = "mutants", debug_assertions))]
 pub use weaken::Weakening;
@@ -148,7 +131,7 @@ pub use weaken::Weakening;
 pub fn memory_group() -> Result<std::path::PathBuf, String> {
     #[cfg(linux_backends)]
     {
-        memory::locate().map(|g| g.parent)
+        features::memory::locate().map(|g| g.parent)
     }
     #[cfg(not(linux_backends))]
     {

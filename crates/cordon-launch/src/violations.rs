@@ -60,7 +60,7 @@ pub struct Violation {
 
 impl Violation {
     /// The violation of a request the proxy refused (`network-denied`, with host, port, rule).
-    pub(crate) fn from_proxy(denied: &crate::proxy::Denied) -> Violation {
+    pub(crate) fn from_proxy(denied: &crate::features::proxy::Denied) -> Violation {
         let what = match (&denied.host, denied.port) {
             (Some(h), Some(p)) => format!("{h}:{p}"),
             _ => "a request".to_owned(),

@@ -128,7 +128,7 @@ pub(crate) fn self_check(weakening: Weakening, check: &SelfCheck) -> SelfCheck {
         outside: PathBuf::from(format!(
             "/proc/.cordon-mutant-no-self-check-{}-{}",
             std::process::id(),
-            crate::token::nonce()
+            crate::host::token::nonce()
         )),
         masked: (weakening == Weakening::KeepFds).then(|| (PathBuf::from(KEEP_FDS_MARK), false)),
         // A weakened first wall must show in the escape suite, not be hidden by the second.

@@ -13,10 +13,10 @@ use cordon_bwrap::{Descriptors, Features, Request};
 use cordon_policy::GuardedPlan;
 use cordon_seccomp::{CompiledFilter, FilterSpec};
 
+use crate::backend::probe::{self, ProbeKey};
 use crate::backend::{Backend, BackendReport, Prepared, ProbeOutcome, locate};
 use crate::error::LaunchError;
-use crate::probe::{self, ProbeKey};
-use crate::sys;
+use crate::host::sys;
 
 /// Where the bubblewrap backend looks and what it binds as the stage.
 #[derive(Debug, Clone)]

@@ -30,11 +30,11 @@ use cordon_landlock::{Abi, FsLister, Options, Rules, Ruleset};
 use cordon_policy::GuardedPlan;
 use cordon_seccomp::FilterSpec;
 
+use crate::backend::probe::{self, ProbeKey};
 use crate::backend::{Backend, BackendReport, Prepared, ProbeOutcome};
-use crate::cleanup::Tree;
 use crate::error::LaunchError;
-use crate::probe::{self, ProbeKey};
-use crate::sys;
+use crate::host::cleanup::Tree;
+use crate::host::sys;
 
 const NAME: &str = "landlock";
 
@@ -83,7 +83,7 @@ fn make_scratch(root: &Path, binary: &Path) -> Result<(Tree, PathBuf), LaunchErr
     let dir = root.join(format!(
         "cordon-tmp-{}-{}",
         std::process::id(),
-        crate::token::nonce()
+        crate::host::token::nonce()
     ));
     let tree = Tree::make(&dir, Some(binary), |d| {
         std::fs::DirBuilder::new().mode(0o700).create(d)

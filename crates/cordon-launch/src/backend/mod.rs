@@ -22,6 +22,7 @@ pub(crate) mod bwrap;
 #[cfg(linux_backends)]
 pub(crate) mod landlock;
 pub(crate) mod locate;
+pub(crate) mod probe;
 pub(crate) mod seatbelt;
 
 /// The outcome of probing one backend.
@@ -116,7 +117,7 @@ pub struct Prepared {
     pub shown: Vec<OsString>,
     /// A private temporary directory made for the run on the host (the Landlock backend),
     /// removed when dropped (the launcher keeps it until the run's end).
-    pub scratch: Option<crate::cleanup::Tree>,
+    pub scratch: Option<crate::host::cleanup::Tree>,
     /// Why the command could not start although the list was built (bubblewrap's argument
     /// limit): the launcher refuses it; `cordon explain` still shows the list.
     pub startable: Result<(), LaunchError>,

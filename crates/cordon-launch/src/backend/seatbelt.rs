@@ -29,13 +29,13 @@ use cordon_env::ChildEnv;
 use cordon_policy::{GuardedPlan, HostFacts, Plan, RealHost};
 use cordon_seatbelt::{Denial, DenialKind, GENERATOR_VERSION, SANDBOX_EXEC, SeatbeltExtras};
 
+use crate::backend::probe::{self, ProbeKey};
 use crate::backend::{Backend, BackendReport, Prepared, ProbeOutcome, locate};
 use crate::error::LaunchError;
-use crate::probe::{self, ProbeKey};
+use crate::host::supervise::{self, Forward, Supervision};
+use crate::host::sys;
+use crate::host::token::nonce;
 use crate::stage::{self, self_check};
-use crate::supervise::{self, Forward, Supervision};
-use crate::sys;
-use crate::token::nonce;
 use crate::violations::{self, Violation, ViolationKind};
 
 /// The backend's name in results and reports.

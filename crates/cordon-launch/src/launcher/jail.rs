@@ -8,10 +8,11 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::error::LaunchError;
+use crate::host::supervise::{self, Exit};
+use crate::host::sys;
 use crate::launcher::result::{RunResult, finish, refused};
 use crate::launcher::seen::Seen;
-use crate::supervise::{self, Exit};
-use crate::{stage, sys, violations};
+use crate::{stage, violations};
 
 /// A spawned jail and what judging its end needs. Dropped without [`Jail::conclude`] or
 /// [`Jail::discard`], its process group is left to the session reaper.
@@ -20,7 +21,7 @@ pub(crate) struct Jail {
     /// The launcher's end of the command channel of a jail built ahead of its command.
     pub(crate) command: Option<std::os::fd::OwnedFd>,
     /// What was made on the host for the run, removed when dropped (after the jail's end).
-    pub(crate) cleanup: crate::cleanup::Cleanup,
+    pub(crate) cleanup: crate::host::cleanup::Cleanup,
     pub(crate) timeout: Option<Duration>,
     pub(crate) outside: PathBuf,
     pub(crate) backend: &'static str,
@@ -34,12 +35,12 @@ pub(crate) struct Jail {
     /// The plan's paths, to say which rule each denial the command printed met.
     pub(crate) judge: Box<crate::violations::JailRules>,
     /// A `proxy` network's proxy, ended with the jail.
-    pub(crate) proxy: Option<crate::proxy::JailProxy>,
+    pub(crate) proxy: Option<crate::features::proxy::JailProxy>,
     /// Auto-run names missing at launch, looked for once the jail is gone (sweep.rs).
-    pub(crate) sweep: Box<crate::sweep::Sweep>,
+    pub(crate) sweep: Box<crate::features::sweep::Sweep>,
     /// The repositories whose configuration the jail edited as a copy (gitbroker.rs), merged
     /// back when it ends.
-    pub(crate) brokers: Vec<crate::gitbroker::Broker>,
+    pub(crate) brokers: Vec<crate::features::git::Broker>,
 }
 
 impl std::fmt::Debug for Jail {
@@ -98,9 +99,10 @@ impl Jail {
         mut self,
     ) -> (
         Result<RunResult, LaunchError>,
-        Option<crate::cleanup::Cleanup>,
+        Option<crate::host::cleanup::Cleanup>,
     ) {
-        let cleanup = std::mem::replace(&mut self.cleanup, crate::cleanup::Cleanup::new(None));
+        let cleanup =
+            std::mem::replace(&mut self.cleanup, crate::host::cleanup::Cleanup::new(None));
         (self.judge(), Some(cleanup))
     }
 
@@ -112,7 +114,10 @@ impl Jail {
             .wait(self.timeout)
             .map_err(LaunchError::io("supervising the jail"))?;
         // The jail's processes are gone: its proxy ends, and what it saw joins the result.
-        let network = self.proxy.take().map(crate::proxy::JailProxy::finish);
+        let network = self
+            .proxy
+            .take()
+            .map(crate::features::proxy::JailProxy::finish);
         let (policy_hash, env_dropped) = (self.policy_hash, self.env_dropped);
         let rules_failed = self
             .rules
@@ -149,7 +154,7 @@ impl Jail {
                 .map(str::to_owned),
         };
         if status_line != "ok" && supervised.exit != Exit::TimedOut {
-            let stderr = crate::token::first_line(&supervised.stderr.bytes);
+            let stderr = crate::host::token::first_line(&supervised.stderr.bytes);
             let reason = match status_line.strip_prefix("fail ") {
                 Some(reason) => {
                     format!("the jail failed its self-check, the command was not run: {reason}")
@@ -193,7 +198,8 @@ impl Jail {
         }
         result.violations.extend(planted);
         // Every process of the jail is gone: its copies of the git configurations are final.
-        let (refused, warnings) = crate::gitbroker::finish(&self.brokers, self.judge.writable());
+        let (refused, warnings) =
+            crate::features::git::finish(&self.brokers, self.judge.writable());
         result.violations.extend(refused);
         result.warnings.extend(warnings);
         Ok(result)

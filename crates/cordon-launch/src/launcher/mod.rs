@@ -17,12 +17,12 @@ use crate::backend::bwrap::{BwrapBackend, BwrapConfig};
 use crate::backend::landlock::{LandlockBackend, LandlockConfig};
 use crate::backend::seatbelt::{SeatbeltBackend, SeatbeltConfig};
 use crate::backend::{Backend, BackendReport, ProbeOutcome, StageReport};
-use crate::cleanup::Cleanup;
 use crate::error::LaunchError;
-use crate::reaper::Session;
+use crate::host::cleanup::Cleanup;
+use crate::host::reaper::Session;
+use crate::host::supervise::{self, Forward, Supervision};
+use crate::host::sys;
 use crate::stage::{self, self_check};
-use crate::supervise::{self, Forward, Supervision};
-use crate::sys;
 
 mod jail;
 pub(crate) mod result;
@@ -53,7 +53,8 @@ pub struct Launcher {
     backends: Vec<Box<dyn Backend>>,
     /// The proxy rules of the last `proxy` plan, shared by every jail of that list (a
     /// session's jails among them), and the resolver they decide with.
-    proxy_rules: std::sync::Mutex<Option<(Vec<String>, std::sync::Arc<crate::proxy::Rules>)>>,
+    proxy_rules:
+        std::sync::Mutex<Option<(Vec<String>, std::sync::Arc<crate::features::proxy::Rules>)>>,
     resolver: std::sync::Arc<dyn cordon_proxy::Resolver + Send + Sync>,
     /// One defence taken away (the escape suite's mutants run; never in a release build).
     #[cfg(all(feature = "mutants", debug_assertions))]
@@ -121,7 +122,7 @@ impl Launcher {
         Launcher {
             backends,
             proxy_rules: std::sync::Mutex::new(None),
-            resolver: std::sync::Arc::new(crate::proxy::SystemResolver),
+            resolver: std::sync::Arc::new(crate::features::proxy::SystemResolver),
             #[cfg(all(feature = "mutants", debug_assertions))]
             weakening: None,
         }
@@ -142,7 +143,7 @@ impl Launcher {
     fn proxy_rules(
         &self,
         entries: &[String],
-    ) -> Result<std::sync::Arc<crate::proxy::Rules>, LaunchError> {
+    ) -> Result<std::sync::Arc<crate::features::proxy::Rules>, LaunchError> {
         let mut cached = self.proxy_rules.lock().map_err(|_| LaunchError::Io {
             what: "the proxy rules".into(),
             source: std::io::Error::other("a thread panicked holding them"),
@@ -153,7 +154,7 @@ impl Launcher {
             return Ok(std::sync::Arc::clone(rules));
         }
         let rules = std::sync::Arc::new(
-            crate::proxy::Rules::new(
+            crate::features::proxy::Rules::new(
                 entries,
                 Box::new(SharedResolver(std::sync::Arc::clone(&self.resolver))),
             )
@@ -230,7 +231,10 @@ impl Launcher {
                 .map(|s| (*s).to_owned())
                 .collect(),
             stage_binary,
-            cache_file: crate::probe::cache_file(xdg_cache_home.as_deref(), home.as_deref()),
+            cache_file: crate::backend::probe::cache_file(
+                xdg_cache_home.as_deref(),
+                home.as_deref(),
+            ),
             home,
             probe_timeout: Duration::from_secs(10),
         }
@@ -287,8 +291,8 @@ impl Launcher {
         let mut broker_shadows = Vec::new();
         if backend.name() == "bubblewrap" {
             for git_dir in guarded.broker_candidates() {
-                let shadow = crate::gitbroker::shadow_name(&git_dir);
-                let bound = crate::gitbroker::bound_dirs(&git_dir);
+                let shadow = crate::features::git::shadow_name(&git_dir);
+                let bound = crate::features::git::bound_dirs(&git_dir);
                 guarded.add_broker(&git_dir, shadow.clone(), &bound);
                 broker_shadows.push(shadow);
             }
@@ -297,7 +301,7 @@ impl Launcher {
         let mut env = env;
         if plan.network == cordon_policy::Network::Proxy {
             check.proxy_fd = Some(-1);
-            for (name, value) in crate::proxy::env_vars() {
+            for (name, value) in crate::features::proxy::env_vars() {
                 env.vars.insert(name.into(), value.into());
             }
         }
@@ -388,7 +392,7 @@ impl Launcher {
         // (`Plan::guard`); the launcher only makes the placeholders it lists. They are in
         // `cleanup`, removed at the end of the run (cleanup.rs). Made after the probe, so a
         // launcher killed while probing leaves nothing in the workspace.
-        let session = crate::reaper::session(backend.stage_binary());
+        let session = crate::host::reaper::session(backend.stage_binary());
         #[cfg(all(feature = "mutants", debug_assertions))]
         if !crate::weaken::dies_with_launcher(self.weakening)
             && let Some(session) = session
@@ -397,7 +401,7 @@ impl Launcher {
         }
         // Objects shared by hard link with another repository (a local clone's): refused
         // before anything is made (objects.rs).
-        if let Some(shared) = crate::objects::shared_object(req.plan) {
+        if let Some(shared) = crate::features::objects::shared_object(req.plan) {
             return Ok(Start::Refused(refused(
                 shared.to_string(),
                 policy_hash,
@@ -411,12 +415,12 @@ impl Launcher {
         // The git configuration broker (gitbroker.rs): bubblewrap binds each repository's
         // pointer at its `commondir`, so the jail's git edits a copy of `.git/config`.
         let brokers = if backend.name() == "bubblewrap" {
-            crate::gitbroker::prepare(&mut guarded, &mut cleanup, backend.stage_binary())
+            crate::features::git::prepare(&mut guarded, &mut cleanup, backend.stage_binary())
         } else {
             Vec::new()
         };
         // What to look for (and put back) after the run, read before the jail exists.
-        let sweep = Box::new(crate::sweep::Sweep::of(&guarded));
+        let sweep = Box::new(crate::features::sweep::Sweep::of(&guarded));
         let req = &RunRequest {
             plan: &guarded,
             ..*req
@@ -453,7 +457,7 @@ impl Launcher {
                 sys::socket_pair().map_err(LaunchError::io("creating the proxy channel"))?;
             check.proxy_fd = Some(sys::raw(&read));
             inherit.push(read);
-            for (name, value) in crate::proxy::env_vars() {
+            for (name, value) in crate::features::proxy::env_vars() {
                 env.vars.insert(name.into(), value.into());
             }
             Some(write)
@@ -483,7 +487,7 @@ impl Launcher {
         #[cfg(not(linux_backends))]
         let pids_warning: Option<String> = None;
         #[cfg(linux_backends)]
-        let pids_warning = crate::pids::confine(
+        let pids_warning = crate::features::pids::confine(
             &mut prepared.command,
             req.plan.limits.processes,
             &mut cleanup,
@@ -495,7 +499,7 @@ impl Launcher {
         #[cfg(not(linux_backends))]
         let memory_warning: Option<String> = None;
         #[cfg(linux_backends)]
-        let memory_warning = crate::memory::confine(
+        let memory_warning = crate::features::memory::confine(
             &mut prepared.command,
             req.plan.limits.memory_bytes,
             &mut cleanup,
@@ -510,7 +514,7 @@ impl Launcher {
         // drops it, which ends its thread.
         let proxy = match (proxy_rules, proxy_channel) {
             (Some(rules), Some(channel)) => Some(
-                crate::proxy::start(rules, channel)
+                crate::features::proxy::start(rules, channel)
                     .map_err(LaunchError::io("starting the jail's proxy"))?,
             ),
             _ => None,

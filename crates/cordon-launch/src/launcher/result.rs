@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::exit_codes;
-use crate::supervise::{self, Exit};
+use crate::host::supervise::{self, Exit};
 use crate::violations::{self, Violation};
 
 /// How a run ended.
@@ -81,7 +81,7 @@ pub struct NetworkReport {
     /// `proxy`.
     pub mode: &'static str,
     /// Every destination connected to, by `host:port` order: connections and bytes each way.
-    pub destinations: Vec<crate::proxy::Destination>,
+    pub destinations: Vec<crate::features::proxy::Destination>,
     /// How many requests were refused (each also in `violations`, up to the proxy's cap).
     pub refused: usize,
 }

@@ -27,9 +27,9 @@ use std::sync::Mutex;
 
 use cordon_policy::Plan;
 
+use crate::host::supervise::Forward;
 use crate::launcher::seen::Seen;
 use crate::launcher::{Jail, RunRequest};
-use crate::supervise::Forward;
 
 /// What a request must match to take a waiting jail: everything the jail was built from.
 #[derive(Debug, PartialEq, Eq)]

@@ -18,7 +18,7 @@ pub fn run_if_stage(args: &[OsString]) {
         Some("await") => crate::stage::check_then_exec(&args[2..], true),
         Some("probe") => crate::stage::probe(&args[2..]),
         // Not in a jail: the host-side reaper of a run's leftovers (reaper.rs).
-        Some(crate::reaper::REAP_MODE) => crate::reaper::reap_main(&args[2..]),
+        Some(crate::host::reaper::REAP_MODE) => crate::host::reaper::reap_main(&args[2..]),
         _ => {
             eprintln!("cordon stage: unknown mode");
             126

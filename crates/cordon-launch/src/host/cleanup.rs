@@ -4,8 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::placeholders::{Kind, Placeholder};
-use crate::reaper::{Item, KindTag, Registered, Session, register, remove_cgroup, session};
+use crate::host::placeholders::{Kind, Placeholder};
+use crate::host::reaper::{Item, KindTag, Registered, Session, register, remove_cgroup, session};
 
 /// Something a run holds, removed when the run's [`Cleanup`] drops.
 #[derive(Debug)]
@@ -143,7 +143,7 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
     use super::*;
-    use crate::reaper::reap;
+    use crate::host::reaper::reap;
     use std::collections::BTreeSet;
 
     fn held(c: &mut Cleanup, p: &Path, kind: Kind) -> bool {

@@ -100,7 +100,7 @@ impl Leader {
     fn wait_empty(&self, deadline: Instant) {
         loop {
             if let Ok(state) = self.state.lock()
-                && (!self.ours(&state) || !crate::groups::has_live_members(self.pgid))
+                && (!self.ours(&state) || !crate::host::groups::has_live_members(self.pgid))
             {
                 return;
             }
@@ -164,11 +164,11 @@ static SIGNALLED: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::n
 /// main thread to finish its run, which exits the same way after checking
 /// [`termination_signal`]).
 pub fn end_jails_on_signals(linger: Duration) -> std::io::Result<()> {
-    crate::sys::block_termination_signals()?;
+    crate::host::sys::block_termination_signals()?;
     std::thread::Builder::new()
         .name("cordon-signals".into())
         .spawn(move || {
-            let Ok(signal) = crate::sys::wait_termination_signal() else {
+            let Ok(signal) = crate::host::sys::wait_termination_signal() else {
                 return;
             };
             SIGNALLED.store(signal, Ordering::SeqCst);

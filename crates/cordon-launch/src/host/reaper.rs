@@ -40,7 +40,7 @@ use std::time::{Duration, Instant};
 
 use cordon_policy::guard::COMMONDIR_SELF;
 
-use crate::placeholders::{Kind, Placeholder, remove_any};
+use crate::host::placeholders::{Kind, Placeholder, remove_any};
 
 /// How long the reaper keeps trying, for all placeholders together, for their exclusive locks
 /// (see `reap`); a live jail elsewhere holds one far longer.
@@ -200,9 +200,9 @@ pub fn start_session_forked(binary: &Path) -> bool {
 }
 
 fn fork_reaper() -> Option<Session> {
-    let (read, write) = crate::sys::pipe().ok()?;
-    let (answers, answer) = crate::sys::pipe().ok()?;
-    crate::sys::fork_single_threaded(read, answer, || reap_main(&[])).ok()??;
+    let (read, write) = crate::host::sys::pipe().ok()?;
+    let (answers, answer) = crate::host::sys::pipe().ok()?;
+    crate::host::sys::fork_single_threaded(read, answer, || reap_main(&[])).ok()??;
     Some(Session {
         pipe: Mutex::new(std::fs::File::from(write)),
         answers: Mutex::new(std::fs::File::from(answers)),
@@ -211,8 +211,8 @@ fn fork_reaper() -> Option<Session> {
 }
 
 fn start(binary: &Path) -> Option<Session> {
-    let (read, write) = crate::sys::pipe().ok()?;
-    let (answers, answer) = crate::sys::pipe().ok()?;
+    let (read, write) = crate::host::sys::pipe().ok()?;
+    let (answers, answer) = crate::host::sys::pipe().ok()?;
     let mut command = Command::new(binary);
     command
         .args([crate::stage::STAGE_ARG, REAP_MODE])
@@ -220,7 +220,7 @@ fn start(binary: &Path) -> Option<Session> {
         .stdin(Stdio::from(read))
         .stdout(Stdio::from(answer))
         .stderr(Stdio::null());
-    crate::sys::inherit_only(&mut command, &[]);
+    crate::host::sys::inherit_only(&mut command, &[]);
     let child = command.spawn().ok()?;
     Some(Session {
         pipe: Mutex::new(std::fs::File::from(write)),
@@ -368,7 +368,7 @@ pub(crate) fn reap(registry: BTreeSet<Item>, groups: &BTreeSet<i32>, kill: bool)
                 .map(|g| rustix::process::kill_process_group(g, rustix::process::Signal::KILL));
         }
         for &pgid in groups {
-            crate::groups::end_group(pgid, deadline);
+            crate::host::groups::end_group(pgid, deadline);
         }
         // A jail whose bubblewrap had not yet armed its namespace's parent-death signal, or one
         // spawned in a group of its own: for root, its `pids` group holds it, and everything
@@ -463,7 +463,7 @@ fn kill_marked(marker: &[u8], deadline: Instant) {
 pub fn reap_main(_args: &[OsString]) -> i32 {
     // Spawned or forked, a reaper is known by this name (a forked one keeps its launcher's
     // command line).
-    crate::sys::set_name(REAPER_NAME);
+    crate::host::sys::set_name(REAPER_NAME);
     let mut registry: BTreeSet<Item> = BTreeSet::new();
     // The process groups made and not yet released, each held by a zombie child, and those of
     // them claimed: a jail is only ever spawned into a group after its claim was written, so an
@@ -476,7 +476,7 @@ pub fn reap_main(_args: &[OsString]) -> i32 {
     let answers = answers.as_fd();
     // The next group, made ahead; `g 0` when none could be made.
     let answer = |groups: &mut BTreeSet<i32>| {
-        let pgid = crate::sys::fork_group_pin().unwrap_or(0);
+        let pgid = crate::host::sys::fork_group_pin().unwrap_or(0);
         if pgid > 0 {
             groups.insert(pgid);
         }
@@ -519,7 +519,7 @@ pub fn reap_main(_args: &[OsString]) -> i32 {
                 // Its jail has ended: the zombie that held the group goes.
                 ("-", Item::Group(pgid)) if groups.remove(&pgid) => {
                     claimed.remove(&pgid);
-                    crate::sys::reap_child(pgid);
+                    crate::host::sys::reap_child(pgid);
                 }
                 ("-", Item::Group(_)) => {}
                 #[cfg(all(feature = "mutants", debug_assertions))]
@@ -536,7 +536,7 @@ pub fn reap_main(_args: &[OsString]) -> i32 {
     }
     reap(registry, &claimed, kill);
     for pgid in groups {
-        crate::sys::reap_child(pgid);
+        crate::host::sys::reap_child(pgid);
     }
     0
 }
@@ -588,7 +588,7 @@ mod tests {
         // The order of deaths the Landlock backend's parent-death signal makes: the jail's
         // first process dies (and is reaped) first, a background process lives on in the
         // group. The group is still held by the reaper's zombie, so it is killed all the same.
-        let pgid = crate::sys::fork_group_pin().expect("a group");
+        let pgid = crate::host::sys::fork_group_pin().expect("a group");
         let mut leader = std::process::Command::new("/bin/sh")
             .args(["-c", "sleep 30 >/dev/null & echo $!"])
             .process_group(pgid)
@@ -606,15 +606,15 @@ mod tests {
         let sleeper: i32 = out.trim().parse().expect("the sleeper's pid");
         let stat = std::fs::read_to_string(format!("/proc/{sleeper}/stat")).unwrap();
         assert!(
-            stat.contains(&format!(" {pgid} ")) && crate::groups::has_live_members(pgid),
+            stat.contains(&format!(" {pgid} ")) && crate::host::groups::has_live_members(pgid),
             "the sleeper is not alive in the group, so this test would prove nothing: {stat}"
         );
         reap(BTreeSet::new(), &BTreeSet::from([pgid]), true);
         assert!(
-            !crate::groups::has_live_members(pgid),
+            !crate::host::groups::has_live_members(pgid),
             "a process of the group outlived the reaper"
         );
-        crate::sys::reap_child(pgid);
+        crate::host::sys::reap_child(pgid);
     }
 
     #[test]

@@ -24,7 +24,7 @@ use cordon_policy::GuardedPlan;
 use rustix::fs::{Mode, OFlags};
 use rustix::io::Errno;
 
-use crate::cleanup::{Cleanup, Tree};
+use crate::host::cleanup::{Cleanup, Tree};
 use crate::violations::{Violation, ViolationKind};
 
 /// The largest configuration read back.
@@ -84,7 +84,7 @@ fn read_file(path: &Path) -> Option<String> {
 
 /// The name a run gives the shadow of `git_dir`'s broker (a fresh nonce each time).
 pub(crate) fn shadow_name(git_dir: &Path) -> PathBuf {
-    git_dir.join(format!("{SHADOW_PREFIX}{}", crate::token::nonce()))
+    git_dir.join(format!("{SHADOW_PREFIX}{}", crate::host::token::nonce()))
 }
 
 /// The [`cordon_policy::guard::BROKER_BOUND`] directories `git_dir` has.
@@ -132,7 +132,7 @@ fn make(git_dir: &Path, binary: Option<&Path>, cleanup: &mut Cleanup) -> Option<
     // Placeholders (placeholders.rs): made whole or joined, shared with concurrent jails, and
     // removed by the last run out only when cordon made them and they are still empty.
     for name in MADE_DIRS {
-        let _ = cleanup.placeholder(&git_dir.join(name), crate::placeholders::Kind::Dir);
+        let _ = cleanup.placeholder(&git_dir.join(name), crate::host::placeholders::Kind::Dir);
     }
     let fill = || -> std::io::Result<()> {
         std::fs::write(shadow.join("config"), &base)?;

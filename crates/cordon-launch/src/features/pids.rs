@@ -14,7 +14,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::cleanup::Cleanup;
+use crate::host::cleanup::Cleanup;
 
 /// The directory under which a `pids` group can be made, if any.
 fn base() -> Option<PathBuf> {
@@ -69,7 +69,7 @@ pub(crate) fn join_new_group(
     let dir = base.join(format!(
         "cordon-{}-{}",
         std::process::id(),
-        crate::token::nonce()
+        crate::host::token::nonce()
     ));
     // Registered before it exists, so a launcher killed right after still has it removed.
     cleanup.cgroup(dir.clone());
@@ -88,7 +88,7 @@ pub(crate) fn join_new_group(
         .write(true)
         .open(dir.join(join))
         .map_err(|e| format!("cannot open {}/{join}: {e}", dir.display()))?;
-    crate::sys::join_cgroup_before_exec(command, procs.into());
+    crate::host::sys::join_cgroup_before_exec(command, procs.into());
     Ok(())
 }
 

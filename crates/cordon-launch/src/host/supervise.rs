@@ -58,7 +58,7 @@ pub struct Supervision {
     pub hold: Vec<OwnedFd>,
     /// The session reaper whose process group the child is spawned into (reaper.rs), so a
     /// killed launcher's jail is ended.
-    pub(crate) session: Option<&'static crate::reaper::Session>,
+    pub(crate) session: Option<&'static crate::host::reaper::Session>,
     /// Spawn from the process's long-lived spawner thread rather than the calling one: for a
     /// child that outlives the call (a jail built ahead, warm.rs). Its parent-death signal is
     /// tied to the *thread* that forked it, and a harness's worker thread may end first.
@@ -157,9 +157,9 @@ pub fn supervise(command: Command, sup: Supervision) -> std::io::Result<Supervis
 pub(crate) struct Running {
     start: Instant,
     /// The first process and its process group, as they may be killed (ending.rs).
-    leader: std::sync::Arc<crate::ending::Leader>,
+    leader: std::sync::Arc<crate::host::ending::Leader>,
     /// The session reaper's process group the child was spawned into, released after its end.
-    group: Option<(&'static crate::reaper::Session, i32)>,
+    group: Option<(&'static crate::host::reaper::Session, i32)>,
     out: Option<JoinHandle<Captured>>,
     err: Option<JoinHandle<Captured>>,
     status_reader: Option<JoinHandle<String>>,
@@ -179,7 +179,7 @@ pub(crate) fn spawn(mut command: Command, sup: Supervision) -> std::io::Result<R
         })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    if crate::ending::is_ending() {
+    if crate::host::ending::is_ending() {
         return Err(std::io::Error::other(
             "this process is ending its jails: no jail is started",
         ));
@@ -206,11 +206,11 @@ pub(crate) fn spawn(mut command: Command, sup: Supervision) -> std::io::Result<R
         }
     };
     let pid = i32::try_from(child.id()).unwrap_or(i32::MAX);
-    let leader = std::sync::Arc::new(crate::ending::Leader::new(
+    let leader = std::sync::Arc::new(crate::host::ending::Leader::new(
         group.map_or(pid, |(_, pgid)| pgid),
         group.is_some(),
     ));
-    crate::ending::listed(&leader);
+    crate::host::ending::listed(&leader);
     let forward = sup.forward == Forward::ToOwnStdio;
     let out = child.stdout.take().map(|s| {
         reader(
@@ -252,7 +252,7 @@ pub(crate) fn spawn(mut command: Command, sup: Supervision) -> std::io::Result<R
     let waiter = std::thread::spawn(move || {
         // Exited but not reaped, the first process still holds its pid (and its group's
         // number): what it left in the group is killed before it is reaped (ending.rs).
-        let exited = crate::sys::exited_status_keeping_zombie(pid).is_ok();
+        let exited = crate::host::sys::exited_status_keeping_zombie(pid).is_ok();
         waiting.exited(exited);
         let status = child.wait();
         let _ = tx.send(status);

@@ -159,7 +159,10 @@ fn restore(path: &Path, content: &[u8]) -> Violation {
         if content.len() as u64 > RESTORED_MAX {
             return Err(std::io::Error::other("too large to have been kept"));
         }
-        let tmp = dir.join(format!(".config.cordon-restore-{}", crate::token::nonce()));
+        let tmp = dir.join(format!(
+            ".config.cordon-restore-{}",
+            crate::host::token::nonce()
+        ));
         let written = std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
@@ -222,7 +225,7 @@ fn quarantine(path: &Path) -> Violation {
     let aside = dir.join(format!(
         ".{}.cordon-quarantine-{}",
         name.to_string_lossy(),
-        crate::token::nonce()
+        crate::host::token::nonce()
     ));
     let moved = rustix::fs::renameat_with(
         rustix::fs::CWD,

@@ -123,7 +123,7 @@ impl Placeholder {
             let tmp = dir.join(format!(
                 ".{}.cordon-{}",
                 name.to_string_lossy(),
-                crate::token::nonce()
+                crate::host::token::nonce()
             ));
             let registered = temp(&tmp);
             make_marked(&tmp, kind)?;

@@ -10,6 +10,8 @@
 //! In probe mode the stage writes a canary inside a writable root (proving it ran) and tries a
 //! write outside it; the launcher judges both on the host.
 
+pub(crate) mod entry;
+
 use std::ffi::{OsStr, OsString};
 use std::io::{Read, Write};
 use std::os::fd::OwnedFd;
@@ -135,7 +137,7 @@ pub fn probe_args(status_fd: i32, canary: &Path, nonce: &str, outside: &Path) ->
 
 fn status_fd(arg: Option<&OsString>) -> Option<OwnedFd> {
     let fd: i32 = arg?.to_str()?.parse().ok()?;
-    crate::sys::inherited_fd(fd)
+    crate::host::sys::inherited_fd(fd)
 }
 
 fn report(status: Option<OwnedFd>, line: &str) {
@@ -228,15 +230,15 @@ fn hand_over_proxy_listener(channel: &str) -> Result<(), String> {
     let channel = channel
         .parse::<i32>()
         .ok()
-        .and_then(crate::sys::inherited_fd)
+        .and_then(crate::host::sys::inherited_fd)
         .ok_or("the proxy channel descriptor is missing")?;
-    let listener = crate::proxy::listen_in_jail().map_err(|e| {
+    let listener = crate::features::proxy::listen_in_jail().map_err(|e| {
         format!(
             "cannot listen on the proxy's port 127.0.0.1:{} in the jail: {e}",
-            crate::proxy::PORT
+            crate::features::proxy::PORT
         )
     })?;
-    crate::sys::send_fd(&channel, &OwnedFd::from(listener))
+    crate::host::sys::send_fd(&channel, &OwnedFd::from(listener))
         .map_err(|e| format!("cannot hand the proxy's listener to the launcher: {e}"))
 }
 
@@ -290,7 +292,7 @@ pub(crate) fn check_then_exec(args: &[OsString], awaiting: bool) -> i32 {
     let keep_fds = masked == Path::new(KEEP_FDS_MARK);
     #[cfg(not(all(feature = "mutants", debug_assertions)))]
     let keep_fds = false;
-    if !keep_fds && crate::sys::cloexec_all_but_stdio().is_err() {
+    if !keep_fds && crate::host::sys::cloexec_all_but_stdio().is_err() {
         return fail(status, "cannot close inherited descriptors");
     }
     let wall = if landlock == "-" {
@@ -332,7 +334,7 @@ fn read_command(arg: &OsStr) -> Option<Vec<OsString>> {
     let fd = arg
         .to_str()
         .and_then(|f| f.parse::<i32>().ok())
-        .and_then(crate::sys::inherited_fd)?;
+        .and_then(crate::host::sys::inherited_fd)?;
     let mut bytes = Vec::new();
     std::fs::File::from(fd)
         .take(COMMAND_LIMIT)
@@ -354,7 +356,7 @@ fn second_wall(fd: &OsStr) -> Result<String, String> {
     let fd = fd
         .to_str()
         .and_then(|f| f.parse::<i32>().ok())
-        .and_then(crate::sys::inherited_fd)
+        .and_then(crate::host::sys::inherited_fd)
         .ok_or("the second wall's rules descriptor is missing")?;
     let mut bytes = Vec::new();
     std::fs::File::from(fd)
@@ -399,7 +401,7 @@ pub(crate) fn self_check(plan: &Plan, status_fd: i32) -> SelfCheck {
     let name = format!(
         ".cordon-selfcheck-{}-{}",
         std::process::id(),
-        crate::token::nonce()
+        crate::host::token::nonce()
     );
     let hidden = |d: &Path| {
         plan.writable.iter().any(|w| is_within(d, w))

@@ -17,7 +17,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::cleanup::Cleanup;
+use crate::host::cleanup::Cleanup;
 
 /// Where a memory group for the jail can be made, and which file sets its limit.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -88,5 +88,5 @@ pub(crate) fn confine(
     // The launcher's own group does not change while it runs: located once.
     static LOCATED: std::sync::OnceLock<Result<MemoryGroup, String>> = std::sync::OnceLock::new();
     let group = LOCATED.get_or_init(locate).clone()?;
-    crate::pids::join_new_group(command, &group.parent, group.limit_file, limit, cleanup)
+    crate::features::pids::join_new_group(command, &group.parent, group.limit_file, limit, cleanup)
 }

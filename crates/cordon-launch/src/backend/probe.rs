@@ -206,7 +206,7 @@ pub fn write_file_cache(path: &Path, entry: &FileCacheEntry) {
     let tmp = dir.join(format!(
         ".probe-{}-{}.tmp",
         std::process::id(),
-        crate::token::nonce()
+        crate::host::token::nonce()
     ));
     if std::fs::write(&tmp, text).is_ok() {
         let _ = std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o600));
@@ -219,7 +219,7 @@ pub fn write_file_cache(path: &Path, entry: &FileCacheEntry) {
 /// there with the expected token (no canary: the probe proves nothing), and the stage must have
 /// reported `ok`. `what` names the sandbox in messages (`jail`, `sandbox`).
 pub(crate) fn judge(
-    supervised: &crate::supervise::Supervised,
+    supervised: &crate::host::supervise::Supervised,
     canary: &Path,
     token: &str,
     outside: &Path,
@@ -232,13 +232,13 @@ pub(crate) fn judge(
             outside.display()
         ));
     }
-    if supervised.exit == crate::supervise::Exit::TimedOut {
+    if supervised.exit == crate::host::supervise::Exit::TimedOut {
         return Err(format!(
             "the probe {what} did not finish within {timeout:?}"
         ));
     }
     if std::fs::read_to_string(canary).unwrap_or_default() != token {
-        let stderr = crate::token::first_line(&supervised.stderr.bytes);
+        let stderr = crate::host::token::first_line(&supervised.stderr.bytes);
         return Err(format!(
             "the probe {what} did not run (no canary; the probe proves nothing): exit {:?}, stderr: {}",
             supervised.exit,
@@ -277,7 +277,7 @@ pub(crate) struct ProbeSite {
     /// The probe jail's plan, guarded (a throwaway root needs no placeholders).
     pub plan: cordon_policy::GuardedPlan,
     /// The site's directory, registered with the session reaper from before it exists.
-    tree: Option<crate::cleanup::Tree>,
+    tree: Option<crate::host::cleanup::Tree>,
 }
 
 impl ProbeSite {
@@ -292,13 +292,14 @@ impl ProbeSite {
         let made = temp_root.join(format!(
             "cordon-probe-{}-{}",
             std::process::id(),
-            crate::token::nonce()
+            crate::host::token::nonce()
         ));
         let build = || -> Result<ProbeSite, String> {
-            let tree = crate::cleanup::Tree::make(&made, binary, |d| std::fs::create_dir_all(d))
-                .map_err(|e| {
-                    format!("cannot create the probe directory {}: {e}", made.display())
-                })?;
+            let tree =
+                crate::host::cleanup::Tree::make(&made, binary, |d| std::fs::create_dir_all(d))
+                    .map_err(|e| {
+                        format!("cannot create the probe directory {}: {e}", made.display())
+                    })?;
             let base = std::fs::canonicalize(&made)
                 .map_err(|e| format!("cannot resolve {}: {e}", made.display()))?;
             let (rw, ro) = (base.join("rw"), base.join("ro"));
@@ -325,7 +326,7 @@ impl ProbeSite {
                 tree: Some(tree),
                 canary: rw.join("canary"),
                 outside: ro.join("escape"),
-                token: crate::token::nonce(),
+                token: crate::host::token::nonce(),
                 plan,
                 base,
             })
@@ -353,16 +354,16 @@ pub(crate) fn run_at(
     timeout: std::time::Duration,
     what: &str,
 ) -> Result<String, String> {
-    use crate::supervise::{Forward, Supervision};
+    use crate::host::supervise::{Forward, Supervision};
     let site = ProbeSite::create(temp_root, home, what, backend.stage_binary())?;
     // A stage that could not start in this jail: said, not tried.
     if let Some(refusal) = crate::backend::stage_refusal(backend, &site.plan) {
         return Err(refusal.to_string());
     }
     let (status_read, status_write) =
-        crate::sys::pipe().map_err(|e| format!("cannot create a pipe: {e}"))?;
+        crate::host::sys::pipe().map_err(|e| format!("cannot create a pipe: {e}"))?;
     let argv = crate::stage::probe_args(
-        crate::sys::raw(&status_write),
+        crate::host::sys::raw(&status_write),
         &site.canary,
         &site.token,
         &site.outside,
@@ -378,12 +379,12 @@ pub(crate) fn run_at(
     // Ended with a killed launcher like any jail: spawned into a process group of the session
     // reaper's, and known to it by the site's unique path in its command line until it runs,
     // for the moment before bubblewrap arms its namespace's parent-death signal.
-    let session = crate::reaper::session(backend.stage_binary());
-    let _marked = crate::reaper::register(
+    let session = crate::host::reaper::session(backend.stage_binary());
+    let _marked = crate::host::reaper::register(
         session,
-        crate::reaper::Item::Marked(site.canary.as_os_str().as_encoded_bytes().to_vec()),
+        crate::host::reaper::Item::Marked(site.canary.as_os_str().as_encoded_bytes().to_vec()),
     );
-    let supervised = crate::supervise::supervise(
+    let supervised = crate::host::supervise::supervise(
         prepared.command,
         Supervision {
             timeout: Some(timeout),

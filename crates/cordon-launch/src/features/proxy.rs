@@ -3,7 +3,7 @@
 //!
 //! How a jail reaches it (the bridge): the stage, inside the jail's own network namespace,
 //! listens on `127.0.0.1:`[`PORT`] before anything else runs there, hands the listening socket
-//! to the launcher over a socket pair (`SCM_RIGHTS`, [`crate::sys::send_fd`]), closes its own
+//! to the launcher over a socket pair (`SCM_RIGHTS`, [`crate::host::sys::send_fd`]), closes its own
 //! copy and execs the payload. A socket keeps the namespace it was made in: only processes of
 //! that jail can connect to it, nothing in the jail holds a route out, and no process inside
 //! forwards anything. The launcher accepts on it here, outside the jail, on a thread of its own
@@ -32,7 +32,7 @@ use cordon_proxy::request::{self, HttpRequest, Parsed, SocksReply};
 use cordon_proxy::{Allowlist, Resolver, Target, tls};
 use serde::Serialize;
 
-use crate::sys;
+use crate::host::sys;
 
 /// The port the stage listens on inside the jail's network namespace (its own: no other
 /// process of the host can hold it).
