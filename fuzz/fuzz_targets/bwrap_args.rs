@@ -36,6 +36,7 @@ fn request<'a>(
 ) -> Request<'a> {
     Request {
         plan,
+        brokers: &[],
         features,
         env: &case.env,
         fds: Descriptors { seccomp: 4 },

@@ -90,6 +90,7 @@
 //! assert!(plan.placeholders().iter().any(|p| p.path.ends_with(".git/commondir")));
 //! let args = build(&Request {
 //!     plan: &plan,
+//!     brokers: &[],
 //!     features: &features,
 //!     env: &env,
 //!     fds: Descriptors { seccomp: 4 },
@@ -210,6 +211,10 @@ pub struct Request<'a> {
     /// [`placeholders`](GuardedPlan::placeholders) before bubblewrap starts: each is bound
     /// read-only, and a missing one stops bubblewrap.
     pub plan: &'a GuardedPlan,
+    /// The git configuration broker's shadows the launcher made on the host for this jail
+    /// (`cordon_policy::ConfigBroker`): each bound over its repository's `commondir`
+    /// placeholder. Made on the host at run time, so they are beside the plan, not in it.
+    pub brokers: &'a [cordon_policy::ConfigBroker],
     /// What the installed bubblewrap supports.
     pub features: &'a Features,
     /// The exact environment of the jailed command, already filtered (`cordon-env`). Set inside
@@ -369,7 +374,7 @@ pub fn build(req: &Request<'_>) -> Result<BwrapArgs, BwrapError> {
     // Private tmpfs are memory: each gets the policy's size where bubblewrap can set one.
     let tmp_size = plan.limits.tmp_bytes.filter(|_| features.size);
     steps.extend(proc_sys_read_only(
-        mounts::ordered(plan, req.plan.brokers(), req.stage, tmp_size)?,
+        mounts::ordered(plan, req.brokers, req.stage, tmp_size)?,
         plan,
     ));
 

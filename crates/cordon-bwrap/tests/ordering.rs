@@ -30,6 +30,7 @@ fn try_build(plan: &Plan, stage: Option<&Path>, cmd: &[OsString]) -> Result<(), 
     let env = env();
     build(&Request {
         plan: &plan.guard(&cordon_policy::FakeHost::typical()),
+        brokers: &[],
         features: &features,
         env: &env,
         fds: FDS,
@@ -97,6 +98,7 @@ fn best_effort_options_are_left_out_when_bubblewrap_lacks_them() {
     let cmd = argv(&["true"]);
     let args = build(&Request {
         plan: &plan.guard(&cordon_policy::FakeHost::typical()),
+        brokers: &[],
         features: &features,
         env: &env,
         fds: FDS,
@@ -457,6 +459,7 @@ fn missing_required_features_are_refused_by_name() {
     let cmd = argv(&["true"]);
     let err = build(&Request {
         plan: &plan.guard(&cordon_policy::FakeHost::typical()),
+        brokers: &[],
         features: &features,
         env: &env,
         fds: FDS,
@@ -490,6 +493,7 @@ fn bad_inputs_are_refused_naming_the_value() {
                    plan: &Plan| {
         build(&Request {
             plan: &plan.guard(&cordon_policy::FakeHost::typical()),
+            brokers: &[],
             features: &features,
             env,
             fds,

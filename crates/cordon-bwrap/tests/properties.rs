@@ -222,6 +222,7 @@ fn build_case(case: &Case) -> Result<BwrapArgs, BwrapError> {
     let features = features();
     build(&Request {
         plan: &case.plan.guard(&cordon_policy::FakeHost::typical()),
+        brokers: &[],
         features: &features,
         env: &case.env,
         fds: FDS,

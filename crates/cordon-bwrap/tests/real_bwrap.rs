@@ -95,6 +95,7 @@ fn run_in_jail(posture: Posture) {
     ];
     let args = build(&Request {
         plan: &plan,
+        brokers: &[],
         features: &features,
         env: &env,
         fds: Descriptors { seccomp: 4 },

@@ -86,6 +86,7 @@ fn a_writable_parent_of_the_workspace() {
     let env = common::env();
     let args = cordon_bwrap::build(&cordon_bwrap::Request {
         plan: &plan.guard(&host),
+        brokers: &[],
         features: &features,
         env: &env,
         fds: common::FDS,

@@ -103,13 +103,14 @@ pub mod seatbelt {
 pub use backend::locate::TRUSTED_BWRAP_PATHS;
 #[cfg(linux_backends)]
 pub use backend::probe::probe_cache_holds;
-pub use backend::{Backend, BackendReport, Prepared, ProbeOutcome, StageReport};
+pub use backend::{Backend, BackendReport, JailSpec, Prepared, ProbeOutcome, StageReport};
 #[cfg(linux_backends)]
 pub use backend::{
     bwrap::{BwrapBackend, BwrapConfig},
     landlock::{LandlockBackend, LandlockConfig},
 };
 pub use error::LaunchError;
+pub use features::env::{EnvRow, EnvSource};
 pub use features::proxy::{Destination, PORT as PROXY_PORT};
 pub use host::ending::{end_all as end_all_jails, end_jails_on_signals, termination_signal};
 pub use host::reaper::{REAPER_NAME, start_session_forked};

@@ -89,7 +89,6 @@ pub struct GuardedPlan {
     plan: Plan,
     placeholders: Vec<Placeholder>,
     pins: Vec<PathBuf>,
-    brokers: Vec<ConfigBroker>,
 }
 
 /// A repository whose configuration the jail edits as a private copy (the git configuration
@@ -97,8 +96,8 @@ pub struct GuardedPlan {
 /// `<git_dir>/commondir` reads `<shadow>`, a directory of cordon's inside `git_dir` that holds
 /// the copy as `config` and links to everything else of `git_dir`, so git writes the copy (its
 /// lock-and-rename protocol works there) while `<git_dir>/config` stays read-only. The launcher
-/// adds one with [`GuardedPlan::add_broker`] once it has made the shadow; bubblewrap binds
-/// `pointer` over the `commondir` placeholder.
+/// makes one with [`ConfigBroker::new`] once it has made the shadow and hands it to the backend
+/// beside the plan; bubblewrap binds `pointer` over the `commondir` placeholder.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct ConfigBroker {
     /// The repository's `.git` directory (canonical).
@@ -146,15 +145,6 @@ impl GuardedPlan {
         &self.pins
     }
 
-    /// The plan without the placeholder at `path`, for a launcher that could not make it (the
-    /// user cannot write there, or something of another kind appeared): the path is no longer
-    /// protected, as it would not have been without the guard. Pins stay (a pin only keeps a
-    /// directory in place).
-    pub fn without_placeholder(&mut self, path: &Path) {
-        self.placeholders.retain(|p| p.path != path);
-        self.plan.protected.retain(|p| p.path != path);
-    }
-
     /// The repositories whose configuration a broker can take: a `.git` directory whose
     /// `config` is a protected file and whose `commondir` is a placeholder reading `.` (so host
     /// git sees no redirection while the jail's git is pointed at the shadow).
@@ -177,31 +167,34 @@ impl GuardedPlan {
         out.dedup();
         out
     }
+}
 
-    /// Hands `git_dir`'s configuration to a broker whose shadow the launcher made at `shadow`
-    /// (inside `git_dir`), with the [`BROKER_BOUND`] directories named in `bound` (those that
-    /// exist) bound into it; ignored unless `git_dir` is a
-    /// [candidate](Self::broker_candidates).
-    pub fn add_broker(&mut self, git_dir: &Path, shadow: PathBuf, bound: &[&str]) {
-        if self.broker_candidates().iter().any(|c| c == git_dir) && shadow.starts_with(git_dir) {
-            self.brokers.push(ConfigBroker {
-                git_dir: git_dir.to_path_buf(),
-                pointer: shadow.join(BROKER_POINTER),
-                commondir: git_dir.join("commondir"),
-                binds: BROKER_BOUND
-                    .iter()
-                    .filter(|d| bound.contains(d))
-                    .map(|d| (git_dir.join(d), shadow.join(d)))
-                    .collect(),
-                shadow,
-            });
-            self.brokers.sort();
+impl ConfigBroker {
+    /// The broker of `git_dir` (a [candidate](GuardedPlan::broker_candidates) of the guarded
+    /// plan) whose shadow the launcher made at `shadow` inside it, with the [`BROKER_BOUND`]
+    /// directories named in `bound` (those that exist) bound into it. `None` when `git_dir` is
+    /// no candidate or `shadow` lies outside it. The broker is handed to the backend beside the
+    /// plan, which it does not change.
+    pub fn new(
+        plan: &GuardedPlan,
+        git_dir: &Path,
+        shadow: PathBuf,
+        bound: &[&str],
+    ) -> Option<ConfigBroker> {
+        if !plan.broker_candidates().iter().any(|c| c == git_dir) || !shadow.starts_with(git_dir) {
+            return None;
         }
-    }
-
-    /// The brokered repositories.
-    pub fn brokers(&self) -> &[ConfigBroker] {
-        &self.brokers
+        Some(ConfigBroker {
+            git_dir: git_dir.to_path_buf(),
+            pointer: shadow.join(BROKER_POINTER),
+            commondir: git_dir.join("commondir"),
+            binds: BROKER_BOUND
+                .iter()
+                .filter(|d| bound.contains(d))
+                .map(|d| (git_dir.join(d), shadow.join(d)))
+                .collect(),
+            shadow,
+        })
     }
 }
 
@@ -445,8 +438,33 @@ impl Plan {
             plan,
             placeholders,
             pins,
-            brokers: Vec::new(),
         }
+    }
+
+    /// [`Plan::guard`], with each placeholder handed to `provide` (the launcher makes or joins
+    /// it on the host) and the ones it could not provide left out: a placeholder that could not
+    /// be made (the user cannot write there, something of another kind appeared) leaves its
+    /// path unprotected, as it would be without the guard (nothing can be bound there, and the
+    /// jail's user could not have made it either when it is the permission that is missing).
+    /// Pins stay: a pin only keeps a directory in place. The result is the complete plan.
+    pub fn guard_with(
+        &self,
+        host: &dyn HostFacts,
+        provide: &mut dyn FnMut(&Placeholder) -> bool,
+    ) -> GuardedPlan {
+        let mut guarded = self.guard(host);
+        let mut left_out = Vec::new();
+        for p in &guarded.placeholders {
+            if !provide(p) && p.created_for_the_run {
+                left_out.push(p.path.clone());
+            }
+        }
+        guarded.placeholders.retain(|p| !left_out.contains(&p.path));
+        guarded
+            .plan
+            .protected
+            .retain(|p| !left_out.contains(&p.path));
+        guarded
     }
 }
 
@@ -514,8 +532,7 @@ mod tests {
             "/home/u/wt/.git",
             "gitdir: /home/u/proj/.git/worktrees/wt\n",
         );
-        let mut g = guarded(&host, "/home/u/wt");
-        let _ = &mut g;
+        let g = guarded(&host, "/home/u/wt");
         let wt = Path::new("/home/u/wt");
         assert!(g.protected.iter().any(|p| p.path == wt.join(".git")));
         assert!(
@@ -528,8 +545,25 @@ mod tests {
             g.placeholders().iter().any(|p| p.path == admin)
                 || !g.writable.iter().any(|r| admin.starts_with(r))
         );
-        g.without_placeholder(&wt.join(".git"));
-        assert!(!g.protected.iter().any(|p| p.path == wt.join(".git")));
+        // A launcher that could make no placeholder: each one created for the run is left
+        // out (its path unprotected), what exists stays protected.
+        let plan = Plan::resolve(
+            &Policy::for_profile(Profile::Shell),
+            &Invocation::at("/home/u/wt"),
+            &host,
+        )
+        .unwrap();
+        let mut asked = 0;
+        let dropped = plan.guard_with(&host, &mut |_| {
+            asked += 1;
+            false
+        });
+        assert_eq!(asked, g.placeholders().len());
+        for p in g.placeholders().iter().filter(|p| p.created_for_the_run) {
+            assert!(!dropped.placeholders().iter().any(|q| q.path == p.path));
+            assert!(!dropped.protected.iter().any(|q| q.path == p.path));
+        }
+        assert!(dropped.protected.iter().any(|p| p.path == wt.join(".git")));
     }
 
     #[test]

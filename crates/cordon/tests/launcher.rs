@@ -6,7 +6,6 @@
 
 mod common;
 
-use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::os::fd::OwnedFd;
 use std::os::unix::fs::PermissionsExt;
@@ -173,11 +172,10 @@ impl Backend for Liar {
     }
     fn prepare(
         &self,
-        plan: &cordon_policy::GuardedPlan,
-        env: &BTreeMap<OsString, OsString>,
-        stage_argv: &[OsString],
+        spec: &cordon_launch::JailSpec<'_>,
         status: Vec<OwnedFd>,
     ) -> Result<Prepared, LaunchError> {
+        let (plan, env, stage_argv) = (spec.plan, spec.env, spec.stage_argv);
         let mut command = Command::new(common::cordon());
         command
             .args(stage_argv)

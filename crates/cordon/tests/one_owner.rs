@@ -214,6 +214,7 @@ fn the_public_crates_build_the_list_run_hands_bubblewrap_and_explain_prints_it()
         let child_env = cordon_env::ChildEnv::build(env.iter().cloned(), &plan.env).unwrap();
         let built = cordon_bwrap::build(&Request {
             plan: &guarded,
+            brokers: &[],
             features: &features,
             env: &child_env.vars,
             fds: Descriptors { seccomp: 3 },
@@ -262,16 +263,17 @@ fn the_public_crates_build_the_list_run_hands_bubblewrap_and_explain_prints_it()
         });
         let downstream = match shadow {
             Some(shadow) => {
-                let mut guarded = guarded.clone();
                 let git_dir = shadow.parent().unwrap().to_path_buf();
                 let bound: &[&str] = if git_dir.join("objects").is_dir() {
                     &["objects"]
                 } else {
                     &[]
                 };
-                guarded.add_broker(&git_dir, shadow, bound);
+                let broker =
+                    cordon_policy::ConfigBroker::new(&guarded, &git_dir, shadow, bound).unwrap();
                 let built = cordon_bwrap::build(&Request {
                     plan: &guarded,
+                    brokers: &[broker],
                     features: &features,
                     env: &child_env.vars,
                     fds: Descriptors { seccomp: 3 },

@@ -249,6 +249,7 @@ pub fn run(inputs: &Inputs<'_>, runs: usize) -> Result<Vec<Timed>, Error> {
     let guarded = plan.guard(&host);
     let request = cordon_bwrap::Request {
         plan: &guarded,
+        brokers: &[],
         features: &features,
         env: &vars,
         fds: cordon_bwrap::Descriptors { seccomp: 4 },

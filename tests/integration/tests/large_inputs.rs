@@ -64,6 +64,7 @@ fn bwrap(plan: &Plan) -> Result<cordon_bwrap::BwrapArgs, cordon_bwrap::BwrapErro
     let argv = [OsString::from("true")];
     cordon_bwrap::build(&Request {
         plan: &plan.guard(&cordon_policy::FakeHost::typical()),
+        brokers: &[],
         features: &features,
         env: &env,
         fds: Descriptors { seccomp: 4 },

@@ -55,6 +55,7 @@ pub fn build_plan(plan: &Plan, stage: Option<&Path>, cmd: &[OsString]) -> BwrapA
     let env = env();
     build(&Request {
         plan: &plan.guard(&cordon_policy::FakeHost::typical()),
+        brokers: &[],
         features: &features,
         env: &env,
         fds: FDS,

@@ -1,7 +1,6 @@
 //! The bubblewrap backend: bubblewrap found in a trusted place, probed once, and handed the
 //! argument list `cordon-bwrap` builds from the guarded plan (through a descriptor).
 
-use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
@@ -10,11 +9,11 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use cordon_bwrap::{Descriptors, Features, Request};
-use cordon_policy::GuardedPlan;
+
 use cordon_seccomp::{CompiledFilter, FilterSpec};
 
 use crate::backend::probe::{self, ProbeKey};
-use crate::backend::{Backend, BackendReport, Prepared, ProbeOutcome, locate};
+use crate::backend::{Backend, BackendReport, JailSpec, Prepared, ProbeOutcome, locate};
 use crate::error::LaunchError;
 use crate::host::sys;
 
@@ -225,13 +224,8 @@ impl Backend for BwrapBackend {
             .clone()
     }
 
-    fn prepare(
-        &self,
-        plan: &GuardedPlan,
-        env: &BTreeMap<OsString, OsString>,
-        stage_argv: &[OsString],
-        status: Vec<OwnedFd>,
-    ) -> Result<Prepared, LaunchError> {
+    fn prepare(&self, spec: &JailSpec<'_>, status: Vec<OwnedFd>) -> Result<Prepared, LaunchError> {
+        let (plan, env, stage_argv) = (spec.plan, spec.env, spec.stage_argv);
         let found = self.found.as_ref().map_err(|why| LaunchError::Io {
             what: "bubblewrap".into(),
             source: std::io::Error::other(why.clone()),
@@ -244,6 +238,7 @@ impl Backend for BwrapBackend {
         // adds nothing to the list.
         let built = cordon_bwrap::build(&Request {
             plan,
+            brokers: spec.brokers,
             features: &found.features,
             env,
             fds: Descriptors {
@@ -303,6 +298,10 @@ impl Backend for BwrapBackend {
     #[cfg(all(feature = "mutants", debug_assertions))]
     fn weaken(&mut self, weakening: crate::weaken::Weakening) {
         self.weakening = Some(weakening);
+    }
+
+    fn brokers_git_config(&self) -> bool {
+        true
     }
 
     fn stage_binary(&self) -> Option<&Path> {

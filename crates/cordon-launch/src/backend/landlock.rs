@@ -17,7 +17,6 @@
 //! removed or renamed directly in it or in `.git`, because a Landlock grant on a directory
 //! reaches everything beneath it.
 
-use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::os::fd::OwnedFd;
 use std::os::unix::fs::DirBuilderExt;
@@ -27,11 +26,11 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use cordon_landlock::{Abi, FsLister, Options, Rules, Ruleset};
-use cordon_policy::GuardedPlan;
+
 use cordon_seccomp::FilterSpec;
 
 use crate::backend::probe::{self, ProbeKey};
-use crate::backend::{Backend, BackendReport, Prepared, ProbeOutcome};
+use crate::backend::{Backend, BackendReport, JailSpec, Prepared, ProbeOutcome};
 use crate::error::LaunchError;
 use crate::host::cleanup::Tree;
 use crate::host::sys;
@@ -148,13 +147,8 @@ impl Backend for LandlockBackend {
             .clone()
     }
 
-    fn prepare(
-        &self,
-        plan: &GuardedPlan,
-        env: &BTreeMap<OsString, OsString>,
-        stage_argv: &[OsString],
-        status: Vec<OwnedFd>,
-    ) -> Result<Prepared, LaunchError> {
+    fn prepare(&self, spec: &JailSpec<'_>, status: Vec<OwnedFd>) -> Result<Prepared, LaunchError> {
+        let (plan, env, stage_argv) = (spec.plan, spec.env, spec.stage_argv);
         let abi = *self.abi.as_ref().map_err(|why| LaunchError::Io {
             what: "Landlock".into(),
             source: std::io::Error::other(why.clone()),
@@ -268,6 +262,10 @@ impl Backend for LandlockBackend {
     #[cfg(all(feature = "mutants", debug_assertions))]
     fn weaken(&mut self, weakening: crate::weaken::Weakening) {
         self.weakening = Some(weakening);
+    }
+
+    fn is_landlock(&self) -> bool {
+        true
     }
 
     fn stage_binary(&self) -> Option<&Path> {

@@ -12,7 +12,7 @@ use std::os::fd::OwnedFd;
 use std::path::Path;
 use std::process::Command;
 
-use cordon_policy::GuardedPlan;
+use cordon_policy::{ConfigBroker, GuardedPlan};
 use serde::{Deserialize, Serialize};
 
 use crate::error::LaunchError;
@@ -106,6 +106,20 @@ pub struct StageReport {
     pub refused: Option<String>,
 }
 
+/// What a backend builds one jail from: the complete plan, and what the launcher's features
+/// made on the host and set for it.
+#[derive(Debug, Clone, Copy)]
+pub struct JailSpec<'a> {
+    /// The plan, guarded (its placeholders are made before the command starts).
+    pub plan: &'a GuardedPlan,
+    /// The git configuration broker's shadows made on the host (bubblewrap binds them).
+    pub brokers: &'a [ConfigBroker],
+    /// Exactly the jail's environment.
+    pub env: &'a BTreeMap<OsString, OsString>,
+    /// The stage's arguments, then the payload.
+    pub stage_argv: &'a [OsString],
+}
+
 /// A command ready to spawn, and the descriptors it must inherit.
 #[derive(Debug)]
 pub struct Prepared {
@@ -146,17 +160,10 @@ pub trait Backend: Send + Sync {
     fn name(&self) -> &'static str;
     /// Proves (or disproves) that this backend enforces on this host; cached.
     fn probe(&self) -> ProbeOutcome;
-    /// Builds the command that runs `stage_argv` (stage arguments then the payload) in the jail
-    /// described by `plan` (guarded: its placeholders are made before the command starts), with
-    /// exactly `env`. The descriptors in `status` (the status pipe, the second wall's rules) are
-    /// inherited by the stage.
-    fn prepare(
-        &self,
-        plan: &GuardedPlan,
-        env: &BTreeMap<OsString, OsString>,
-        stage_argv: &[OsString],
-        status: Vec<OwnedFd>,
-    ) -> Result<Prepared, LaunchError>;
+    /// Builds the command that runs the spec's `stage_argv` (stage arguments then the payload)
+    /// in the jail its plan describes, with exactly its `env`. The descriptors in `status` (the
+    /// status pipe, the second wall's rules) are inherited by the stage.
+    fn prepare(&self, spec: &JailSpec<'_>, status: Vec<OwnedFd>) -> Result<Prepared, LaunchError>;
     /// What `doctor` shows.
     fn report(&self) -> BackendReport;
     /// The binary that runs as the stage inside the jail (the cordon binary), if any. The launcher
@@ -177,6 +184,17 @@ pub trait Backend: Send + Sync {
     /// network namespace of its own in which the stage can listen (bubblewrap). Elsewhere a
     /// proxy network is refused (docs/limits.md says why).
     fn bridges_proxy(&self) -> bool {
+        false
+    }
+    /// Whether the git configuration broker serves this backend's jails: the backend binds a
+    /// broker's shadow over its repository's `commondir` (bubblewrap). Elsewhere `.git/config`
+    /// stays read-only for the run.
+    fn brokers_git_config(&self) -> bool {
+        false
+    }
+    /// Whether Landlock is this backend's jail itself (the Landlock backend), rather than a
+    /// second wall inside another (the result's `landlock` field says `backend`).
+    fn is_landlock(&self) -> bool {
         false
     }
     /// Whether this backend's jail can be built before its command is known: its stage runs

@@ -370,9 +370,12 @@ pub(crate) fn run_at(
     );
     let prepared = backend
         .prepare(
-            &site.plan,
-            &std::collections::BTreeMap::new(),
-            &argv,
+            &crate::backend::JailSpec {
+                plan: &site.plan,
+                brokers: &[],
+                env: &std::collections::BTreeMap::new(),
+                stage_argv: &argv,
+            },
             vec![status_write],
         )
         .map_err(|e| format!("cannot prepare the probe {what}: {e}"))?;

@@ -16,7 +16,6 @@
 //! Seatbelt reports denials to the system log, not to the command: [`recognise`] turns such lines
 //! (and `sandbox-exec`'s own complaints) into the launcher's [`Violation`]s.
 
-use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
 use std::os::fd::OwnedFd;
 use std::os::unix::fs::DirBuilderExt;
@@ -26,11 +25,11 @@ use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use cordon_env::ChildEnv;
-use cordon_policy::{GuardedPlan, HostFacts, Plan, RealHost};
+use cordon_policy::{HostFacts, Plan, RealHost};
 use cordon_seatbelt::{Denial, DenialKind, GENERATOR_VERSION, SANDBOX_EXEC, SeatbeltExtras};
 
 use crate::backend::probe::{self, ProbeKey};
-use crate::backend::{Backend, BackendReport, Prepared, ProbeOutcome, locate};
+use crate::backend::{Backend, BackendReport, JailSpec, Prepared, ProbeOutcome, locate};
 use crate::error::LaunchError;
 use crate::host::supervise::{self, Forward, Supervision};
 use crate::host::sys;
@@ -212,13 +211,8 @@ impl Backend for SeatbeltBackend {
             .clone()
     }
 
-    fn prepare(
-        &self,
-        plan: &GuardedPlan,
-        env: &BTreeMap<OsString, OsString>,
-        stage_argv: &[OsString],
-        status: Vec<OwnedFd>,
-    ) -> Result<Prepared, LaunchError> {
+    fn prepare(&self, spec: &JailSpec<'_>, status: Vec<OwnedFd>) -> Result<Prepared, LaunchError> {
+        let (plan, env, stage_argv) = (spec.plan, spec.env, spec.stage_argv);
         let binary = self.found.as_ref().map_err(|why| LaunchError::Io {
             what: "sandbox-exec".into(),
             source: std::io::Error::other(why.clone()),
@@ -452,9 +446,12 @@ mod tests {
         assert!(outcome.detail.contains("/usr/bin/sandbox-exec"));
         let err = backend
             .prepare(
-                &plan(&FakeHost::typical()).guard(&FakeHost::typical()),
-                &BTreeMap::new(),
-                &["true".into()],
+                &JailSpec {
+                    plan: &plan(&FakeHost::typical()).guard(&FakeHost::typical()),
+                    brokers: &[],
+                    env: &std::collections::BTreeMap::new(),
+                    stage_argv: &["true".into()],
+                },
                 Vec::new(),
             )
             .unwrap_err();

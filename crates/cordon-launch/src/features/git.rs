@@ -20,7 +20,7 @@ use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use cordon_policy::GuardedPlan;
+use cordon_policy::ConfigBroker;
 use rustix::fs::{Mode, OFlags};
 use rustix::io::Errno;
 
@@ -87,39 +87,81 @@ pub(crate) fn shadow_name(git_dir: &Path) -> PathBuf {
     git_dir.join(format!("{SHADOW_PREFIX}{}", crate::host::token::nonce()))
 }
 
-/// The [`cordon_policy::guard::BROKER_BOUND`] directories `git_dir` has.
-pub(crate) fn bound_dirs(git_dir: &Path) -> Vec<&'static str> {
+/// The [`cordon_policy::guard::BROKER_BOUND`] directories `dir` (a `.git`, or a shadow once
+/// made) has.
+pub(crate) fn bound_dirs(dir: &Path) -> Vec<&'static str> {
     cordon_policy::guard::BROKER_BOUND
         .iter()
         .copied()
-        .filter(|d| std::fs::symlink_metadata(git_dir.join(d)).is_ok_and(|m| m.is_dir()))
+        .filter(|d| std::fs::symlink_metadata(dir.join(d)).is_ok_and(|m| m.is_dir()))
         .collect()
 }
 
-/// Makes a broker for every candidate of `guarded` (bubblewrap only: the backend binds the
-/// pointer) and adds it to the plan. A repository whose shadow cannot be made keeps its
-/// configuration read-only, as without a broker.
-pub(crate) fn prepare(
-    guarded: &mut GuardedPlan,
-    cleanup: &mut Cleanup,
-    binary: Option<&Path>,
-) -> Vec<Broker> {
-    let mut out = Vec::new();
-    for git_dir in guarded.broker_candidates() {
-        if let Some((broker, tree)) = make(&git_dir, binary, cleanup) {
-            cleanup.tree(tree);
-            let bound: Vec<&str> = cordon_policy::guard::BROKER_BOUND
-                .iter()
-                .copied()
-                .filter(|d| {
-                    std::fs::symlink_metadata(broker.shadow.join(d)).is_ok_and(|m| m.is_dir())
-                })
-                .collect();
-            guarded.add_broker(&git_dir, broker.shadow.clone(), &bound);
-            out.push(broker);
-        }
+/// The broker feature of one run (bubblewrap only: the backend binds the pointer).
+struct Git {
+    brokers: Vec<Broker>,
+}
+
+/// Planning: the broker serves the backends that bind its shadows.
+pub(crate) fn plan(
+    run: &super::Run<'_>,
+    _refusals: &mut Vec<String>,
+) -> Option<Box<dyn super::Feature>> {
+    run.backend.brokers_git_config().then(|| {
+        Box::new(Git {
+            brokers: Vec::new(),
+        }) as Box<dyn super::Feature>
+    })
+}
+
+impl super::Feature for Git {
+    fn name(&self) -> &'static str {
+        "git"
     }
-    out
+
+    /// Makes a broker for every candidate of the guarded plan, each handed to the backend
+    /// beside the plan. A repository whose shadow cannot be made keeps its configuration
+    /// read-only, as without a broker. Under `cordon explain` each shadow is named, not made.
+    fn prepare_host(
+        &mut self,
+        run: &super::Run<'_>,
+        host: &mut super::Host,
+    ) -> Result<(), crate::LaunchError> {
+        for git_dir in host.guarded.broker_candidates() {
+            if run.dry {
+                let shadow = shadow_name(&git_dir);
+                let bound = bound_dirs(&git_dir);
+                if let Some(b) = ConfigBroker::new(&host.guarded, &git_dir, shadow.clone(), &bound)
+                {
+                    host.brokers.push(b);
+                    host.named.push(shadow);
+                }
+                continue;
+            }
+            let Some((broker, tree)) =
+                make(&git_dir, run.backend.stage_binary(), &mut host.cleanup)
+            else {
+                continue;
+            };
+            host.cleanup.tree(tree);
+            let bound = bound_dirs(&broker.shadow);
+            if let Some(b) =
+                ConfigBroker::new(&host.guarded, &git_dir, broker.shadow.clone(), &bound)
+            {
+                host.brokers.push(b);
+                self.brokers.push(broker);
+            }
+        }
+        host.brokers.sort();
+        Ok(())
+    }
+
+    fn after(&mut self, writable: &[PathBuf], outcome: &mut super::Outcome) {
+        // Every process of the jail is gone: its copies of the git configurations are final.
+        let (refused, warnings) = finish(&self.brokers, writable);
+        outcome.violations.extend(refused);
+        outcome.warnings.extend(warnings);
+    }
 }
 
 fn make(git_dir: &Path, binary: Option<&Path>, cleanup: &mut Cleanup) -> Option<(Broker, Tree)> {

@@ -114,6 +114,18 @@ fn check_objects(objects: &Path) -> Result<(), Shared> {
     Ok(())
 }
 
+/// Planning: objects shared by hard link with another repository (a local clone's) refuse the
+/// run before anything is made. This feature takes part in no other phase.
+pub(crate) fn plan(
+    run: &super::Run<'_>,
+    refusals: &mut Vec<String>,
+) -> Option<Box<dyn super::Feature>> {
+    if let Some(shared) = shared_object(run.plan) {
+        refusals.push(shared.to_string());
+    }
+    None
+}
+
 /// The first object file shared by hard link, if any, in the repositories of `plan`'s roots
 /// (the plan before its guard: its writable roots are the granted ones).
 pub(crate) fn shared_object(plan: &Plan) -> Option<Shared> {

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::error::LaunchError;
+use crate::features::{Feature, Outcome};
 use crate::host::supervise::{self, Exit};
 use crate::host::sys;
 use crate::launcher::result::{RunResult, finish, refused};
@@ -20,27 +21,23 @@ pub(crate) struct Jail {
     pub(crate) running: supervise::Running,
     /// The launcher's end of the command channel of a jail built ahead of its command.
     pub(crate) command: Option<std::os::fd::OwnedFd>,
-    /// What was made on the host for the run, removed when dropped (after the jail's end).
-    pub(crate) cleanup: crate::host::cleanup::Cleanup,
     pub(crate) timeout: Option<Duration>,
     pub(crate) outside: PathBuf,
     pub(crate) backend: &'static str,
+    /// Whether the backend's jail is Landlock itself (the result's `landlock` says `backend`).
+    pub(crate) landlock_backend: bool,
     pub(crate) policy_hash: String,
     pub(crate) env_dropped: BTreeMap<String, usize>,
     pub(crate) warnings: Vec<String>,
-    /// For a jail built ahead: the thread computing and sending its second wall's rules.
-    pub(crate) rules: Option<std::thread::JoinHandle<Result<(), String>>>,
     /// For a jail built ahead: what its guard read of the workspace (warm.rs).
     pub(crate) seen: Option<Seen>,
     /// The plan's paths, to say which rule each denial the command printed met.
     pub(crate) judge: Box<crate::violations::JailRules>,
-    /// A `proxy` network's proxy, ended with the jail.
-    pub(crate) proxy: Option<crate::features::proxy::JailProxy>,
-    /// Auto-run names missing at launch, looked for once the jail is gone (sweep.rs).
-    pub(crate) sweep: Box<crate::features::sweep::Sweep>,
-    /// The repositories whose configuration the jail edited as a copy (gitbroker.rs), merged
-    /// back when it ends.
-    pub(crate) brokers: Vec<crate::features::git::Broker>,
+    /// The run's features, for their phases after the jail's end (`features/mod.rs`).
+    pub(crate) features: Vec<Box<dyn Feature>>,
+    /// What was made on the host for the run, removed when dropped (after the jail's end, and
+    /// after the features: declared last).
+    pub(crate) cleanup: crate::host::cleanup::Cleanup,
 }
 
 impl std::fmt::Debug for Jail {
@@ -113,25 +110,10 @@ impl Jail {
             .running
             .wait(self.timeout)
             .map_err(LaunchError::io("supervising the jail"))?;
-        // The jail's processes are gone: its proxy ends, and what it saw joins the result.
-        let network = self
-            .proxy
-            .take()
-            .map(crate::features::proxy::JailProxy::finish);
         let (policy_hash, env_dropped) = (self.policy_hash, self.env_dropped);
-        let rules_failed = self
-            .rules
-            .take()
-            .and_then(|t| t.join().ok())
-            .and_then(Result::err);
-        if let Some(why) = rules_failed {
-            return Ok(refused(
-                format!(
-                    "the second wall's rules could not be computed, the command was not run: {why}"
-                ),
-                policy_hash,
-                env_dropped,
-            ));
+        // The jail's processes are gone: a feature may say the command counts as not run.
+        if let Some(reason) = self.features.iter_mut().find_map(|f| f.refusal()) {
+            return Ok(refused(reason, policy_hash, env_dropped));
         }
         if std::fs::symlink_metadata(&self.outside).is_ok() {
             // Judged on the host: the self-check file must never exist here.
@@ -147,9 +129,9 @@ impl Jail {
         }
         let mut status_lines = supervised.status_line.lines().map(str::trim);
         let status_line = status_lines.next().unwrap_or("");
-        let landlock = match self.backend {
-            "landlock" => Some("backend".to_owned()),
-            _ => status_lines
+        let landlock = match self.landlock_backend {
+            true => Some("backend".to_owned()),
+            false => status_lines
                 .find_map(|l| l.strip_prefix("landlock "))
                 .map(str::to_owned),
         };
@@ -174,8 +156,11 @@ impl Jail {
             violations::annotate(&mut result.violations, &self.judge);
             return Ok(result);
         }
-        // The jail's processes are gone: what it created at auto-run names is moved aside.
-        let planted = self.sweep.run();
+        // The jail's processes are gone: each feature judges what the command left.
+        let mut outcome = Outcome::default();
+        for f in &mut self.features {
+            f.after(self.judge.writable(), &mut outcome);
+        }
         let mut result = finish(
             supervised,
             Some(self.backend.into()),
@@ -186,7 +171,7 @@ impl Jail {
         );
         result.landlock = landlock;
         violations::annotate(&mut result.violations, &self.judge);
-        if let Some(record) = network {
+        if let Some(record) = outcome.network {
             result
                 .violations
                 .extend(record.denied.iter().map(violations::Violation::from_proxy));
@@ -196,12 +181,8 @@ impl Jail {
                 destinations: record.destinations.into_values().collect(),
             });
         }
-        result.violations.extend(planted);
-        // Every process of the jail is gone: its copies of the git configurations are final.
-        let (refused, warnings) =
-            crate::features::git::finish(&self.brokers, self.judge.writable());
-        result.violations.extend(refused);
-        result.warnings.extend(warnings);
+        result.violations.extend(outcome.violations);
+        result.warnings.extend(outcome.warnings);
         Ok(result)
     }
 
@@ -209,11 +190,8 @@ impl Jail {
     /// what was made for it goes with it.
     pub(crate) fn discard(mut self) {
         drop(self.command.take());
-        drop(self.proxy.take());
         self.running.discard();
-        if let Some(t) = self.rules.take() {
-            let _ = t.join();
-        }
+        drop(self.features);
         drop(self.cleanup);
     }
 }

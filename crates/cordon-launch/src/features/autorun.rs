@@ -1,0 +1,66 @@
+//! Protected paths and the auto-run registry: the plan's guard with its placeholders made on
+//! the host (`host/placeholders.rs`), and after the run the sweep (`sweep.rs`): auto-run files
+//! the command created where none existed are moved aside, files the plan restores are put
+//! back.
+//!
+//! Recovery: every placeholder is registered with the session reaper before it exists, so a
+//! killed launcher's placeholders are removed (when still exactly what was made). The sweep
+//! needs the jail gone and does not run for a killed launcher (docs/limits.md).
+
+use std::path::PathBuf;
+
+use cordon_policy::RealHost;
+
+use super::{Feature, Host, Outcome, Run};
+use crate::host::cleanup::Cleanup;
+use crate::host::reaper::Session;
+
+/// Preparing the host, first step: the plan's guard, its placeholders made (or joined) and
+/// registered with `session`, or only listed under `cordon explain`.
+pub(crate) fn guard(run: &Run<'_>, session: Option<&'static Session>) -> Host {
+    let mut cleanup = Cleanup::new(session);
+    let guarded = if run.dry {
+        run.plan.guard(&RealHost::new(None))
+    } else {
+        run.plan.guard_with(&RealHost::new(None), &mut |p| {
+            cleanup.placeholder(&p.path, p.kind).unwrap_or(false)
+        })
+    };
+    Host {
+        guarded,
+        cleanup,
+        brokers: Vec::new(),
+        named: Vec::new(),
+    }
+}
+
+/// The sweep of one run.
+struct Autorun {
+    sweep: Option<Box<super::sweep::Sweep>>,
+}
+
+/// Planning: every jail takes part (its guard is the plan's).
+pub(crate) fn plan(_run: &Run<'_>, _refusals: &mut Vec<String>) -> Option<Box<dyn Feature>> {
+    Some(Box::new(Autorun { sweep: None }))
+}
+
+impl Feature for Autorun {
+    fn name(&self) -> &'static str {
+        "autorun"
+    }
+
+    fn prepare_host(&mut self, run: &Run<'_>, host: &mut Host) -> Result<(), crate::LaunchError> {
+        // What to look for (and put back) after the run, read before the jail exists.
+        if !run.dry {
+            self.sweep = Some(Box::new(super::sweep::Sweep::of(&host.guarded)));
+        }
+        Ok(())
+    }
+
+    fn after(&mut self, _writable: &[PathBuf], outcome: &mut Outcome) {
+        // The jail's processes are gone: what it created at auto-run names is moved aside.
+        if let Some(sweep) = &self.sweep {
+            outcome.violations.extend(sweep.run());
+        }
+    }
+}

@@ -1,0 +1,268 @@
+//! [`Launcher::start`]: one jail, as the list of the pipeline's phases (`features/mod.rs`).
+
+use std::borrow::Cow;
+
+use cordon_policy::{Plan, Unavailable};
+
+use crate::backend::{Backend, JailSpec};
+use crate::error::LaunchError;
+use crate::features::env::JailEnv;
+use crate::features::{self, Arguments, Feature, Host, Run};
+use crate::host::supervise::{self, Supervision};
+use crate::host::sys;
+use crate::launcher::result::refused;
+use crate::launcher::seen::Seen;
+use crate::launcher::{Jail, Launcher, RunRequest, Start, WAYS_OUT, policy_hash};
+use crate::stage::{self, self_check};
+
+impl Launcher {
+    /// Everything of [`Launcher::run`] up to and including the spawn. With `awaiting`, the stage
+    /// reads the command from a descriptor once its checks pass ([`Jail::command`]), so the jail
+    /// can be built before the command is known (warm.rs); `req.argv` is then not used.
+    pub(crate) fn start(&self, req: &RunRequest<'_>, awaiting: bool) -> Result<Start, LaunchError> {
+        if req.argv.is_empty() && !awaiting {
+            return Err(LaunchError::EmptyCommand);
+        }
+        let plan = self.weakened_plan(req.plan);
+        let req = &RunRequest {
+            plan: &plan,
+            ..*req
+        };
+        let policy_hash = policy_hash(req.plan);
+        let env = JailEnv::build(req.plan, req.host_env)?;
+        let env_dropped = env.dropped_counts();
+        let refuse = |reason: String| {
+            Ok(Start::Refused(refused(
+                reason,
+                policy_hash.clone(),
+                env_dropped.clone(),
+            )))
+        };
+
+        // Planning: the first enforcing backend, then every feature's word.
+        let backend = match self.enforcing(req, &env, awaiting)? {
+            Chosen::Backend(backend) => backend,
+            Chosen::None(result) => return Ok(Start::Refused(*result)),
+        };
+        if let Some(refusal) = crate::backend::stage_refusal(backend, req.plan) {
+            return refuse(refusal.to_string());
+        }
+        let run = self.run_of(req.plan, backend, awaiting, false)?;
+        let (mut features, refusals) = features::for_run(&run);
+        if let Some(refusal) = refusals.into_iter().next() {
+            return refuse(refusal);
+        }
+
+        // Preparing the host: after the probe, so a launcher killed while probing leaves
+        // nothing in the workspace; everything made is registered with the session reaper.
+        let session = crate::host::reaper::session(backend.stage_binary());
+        self.weaken_session(session);
+        let mut host = crate::features::autorun::guard(&run, session);
+        // For a jail built ahead, what the guard just read, looked at again when a command
+        // claims it: taken right after the guard, as close to its reads as a cold run's mounts.
+        let seen = awaiting.then(|| Seen::of(req.plan));
+        for f in &mut features {
+            f.prepare_host(&run, &mut host)?;
+        }
+
+        // The backend's arguments.
+        let (status_read, status_write) =
+            sys::pipe().map_err(LaunchError::io("creating the status pipe"))?;
+        let mut args = Arguments {
+            check: self_check(&host.guarded, sys::raw(&status_write)),
+            inherit: vec![status_write],
+            env,
+            timeout: None,
+        };
+        let command_write = if awaiting {
+            args.channel(false, "the command channel", |c| &mut c.command_fd)?
+        } else {
+            None
+        };
+        for f in &mut features {
+            f.arguments(&run, &host, &mut args)?;
+        }
+        self.weaken_arguments(&mut args, req.host_env);
+        let stage_argv = stage::check_args(&args.check, req.argv);
+        let inherit = std::mem::take(&mut args.inherit);
+        let mut prepared = backend.prepare(
+            &JailSpec {
+                plan: &host.guarded,
+                brokers: &host.brokers,
+                env: args.env.vars(),
+                stage_argv: &stage_argv,
+            },
+            inherit,
+        )?;
+        std::mem::replace(&mut prepared.startable, Ok(()))?;
+        if let Some(tree) = prepared.scratch.take() {
+            host.cleanup.tree(tree);
+        }
+
+        // Confining and starting.
+        let mut warnings = args.env.requested_but_dropped();
+        for f in &mut features {
+            warnings.extend(f.confine(&mut prepared.command, &mut host.cleanup));
+        }
+        // Known to the session reaper before it exists: the self-check's path is in the jail's
+        // command line until the payload runs.
+        host.cleanup
+            .mark_jail(args.check.outside.as_os_str().as_encoded_bytes());
+        for f in &mut features {
+            f.starting()?;
+        }
+        let running = supervise::spawn(
+            prepared.command,
+            Supervision {
+                timeout: args.timeout,
+                output_cap: req.plan.limits.output_cap_bytes,
+                forward: req.forward,
+                status: Some(status_read),
+                inherit_stdin: req.inherit_stdin,
+                hold: prepared.hold,
+                session: host.cleanup.session(),
+                from_long_lived_thread: awaiting,
+            },
+        )
+        .map_err(LaunchError::io("starting the jail"))?;
+        let started: Result<(), LaunchError> = features
+            .iter_mut()
+            .try_for_each(|f| f.started(&run, &host, &args));
+        let jail = Jail {
+            running,
+            command: command_write,
+            timeout: args.timeout,
+            outside: args.check.outside,
+            backend: backend.name(),
+            landlock_backend: backend.is_landlock(),
+            policy_hash,
+            env_dropped,
+            warnings,
+            seen,
+            judge: Box::new(crate::violations::JailRules::new(req.plan, backend.name())),
+            features,
+            cleanup: host.cleanup,
+        };
+        if let Err(e) = started {
+            jail.discard();
+            return Err(e);
+        }
+        Ok(Start::Jail(jail))
+    }
+
+    /// The first backend whose probe proved enforcement; else the refusal (or, where the
+    /// configuration says `unavailable = "warn"`, the unsandboxed run's result).
+    fn enforcing(
+        &self,
+        req: &RunRequest<'_>,
+        env: &JailEnv,
+        awaiting: bool,
+    ) -> Result<Chosen<'_>, LaunchError> {
+        let (backend, outcomes) = self.select();
+        if let Some(backend) = backend {
+            return Ok(Chosen::Backend(backend));
+        }
+        let detail = outcomes
+            .iter()
+            .map(|o| format!("{}: {}", o.backend, o.detail))
+            .collect::<Vec<_>>()
+            .join("; ");
+        let (policy_hash, env_dropped) = (policy_hash(req.plan), env.dropped_counts());
+        if req.plan.unavailable == Unavailable::Warn && !awaiting {
+            return super::unsandboxed::run(req, env, policy_hash, env_dropped, detail)
+                .map(|r| Chosen::None(Box::new(r)));
+        }
+        Ok(Chosen::None(Box::new(refused(
+            format!("no backend enforces the policy on this host ({detail}); {WAYS_OUT}"),
+            policy_hash,
+            env_dropped,
+        ))))
+    }
+
+    /// What every feature sees of one run.
+    pub(crate) fn run_of<'a>(
+        &self,
+        plan: &'a Plan,
+        backend: &'a dyn Backend,
+        awaiting: bool,
+        dry: bool,
+    ) -> Result<Run<'a>, LaunchError> {
+        let proxy_rules = if plan.network == cordon_policy::Network::Proxy {
+            Some(self.proxy_rules(&plan.network_allow)?)
+        } else {
+            None
+        };
+        Ok(Run {
+            plan,
+            backend,
+            awaiting,
+            dry,
+            proxy_rules,
+        })
+    }
+
+    /// The plan a run uses: the request's, or with the mutants run's weakening applied.
+    fn weakened_plan<'a>(&self, plan: &'a Plan) -> Cow<'a, Plan> {
+        #[cfg(all(feature = "mutants", debug_assertions))]
+        if let Some(w) = self.weakening {
+            return Cow::Owned(crate::weaken::plan(w, plan));
+        }
+        Cow::Borrowed(plan)
+    }
+
+    /// The mutants run's `no-kill-after-launcher-death`: the session reaper kills nothing.
+    fn weaken_session(&self, _session: Option<&'static crate::host::reaper::Session>) {
+        #[cfg(all(feature = "mutants", debug_assertions))]
+        if !crate::weaken::dies_with_launcher(self.weakening)
+            && let Some(session) = _session
+        {
+            session.kill_nothing();
+        }
+    }
+
+    /// The mutants run's weakenings of the self-check, the environment and the timeout.
+    fn weaken_arguments(
+        &self,
+        _args: &mut Arguments,
+        _host_env: &[(std::ffi::OsString, std::ffi::OsString)],
+    ) {
+        #[cfg(all(feature = "mutants", debug_assertions))]
+        if let Some(w) = self.weakening {
+            _args.check = crate::weaken::self_check(w, &_args.check);
+            _args
+                .env
+                .replace(crate::weaken::env(w, _args.env.vars(), _host_env));
+            _args.timeout = crate::weaken::timeout(w, _args.timeout);
+        }
+    }
+}
+
+/// The backend a run uses, or the result of a run that needs none (refused, or unsandboxed
+/// where the configuration says so).
+enum Chosen<'a> {
+    Backend(&'a dyn Backend),
+    None(Box<crate::launcher::RunResult>),
+}
+
+/// The features' phases up to the backend's arguments, without making anything on the host
+/// or spawning (`cordon explain`): the same list a run hands the backend.
+pub(crate) fn dry_run(
+    run: &Run<'_>,
+    features: &mut [Box<dyn Feature>],
+    env: JailEnv,
+) -> Result<(Host, Arguments), LaunchError> {
+    let mut host = crate::features::autorun::guard(run, None);
+    for f in features.iter_mut() {
+        f.prepare_host(run, &mut host)?;
+    }
+    let mut args = Arguments {
+        check: self_check(&host.guarded, -1),
+        inherit: Vec::new(),
+        env,
+        timeout: None,
+    };
+    for f in features.iter_mut() {
+        f.arguments(run, &host, &mut args)?;
+    }
+    Ok((host, args))
+}
