@@ -400,7 +400,10 @@ fn load(ctx: &Ctx) -> Result<(), Error> {
 /// The CI subset of the workloads suite: every probe, and the projects whose sources are on the
 /// machine once the workspace is built (no network); `cargo xtask workloads --all` runs the rest.
 fn workloads(ctx: &Ctx) -> Result<(), Error> {
-    crate::workloads::run(ctx, &crate::workloads::Options::default())
+    let none: [&str; 0] = [];
+    ctx.cargo_as_called(harnesses::WORKLOADS.cargo_args(none))
+        .run()?;
+    Ok(())
 }
 
 fn deny(ctx: &Ctx) -> Result<(), Error> {

@@ -1,6 +1,7 @@
-//! The escape suite, the load and the bench: packages of their own under `tests/`, each a binary
-//! that xtask builds and runs with `cargo run`, passing its arguments through. They depend on the
-//! cordon crates; xtask does not, so it builds in seconds.
+//! The escape suite, the load, the bench and the workloads: packages of their own under `tests/`,
+//! each a binary that xtask builds and runs with `cargo run`, passing its arguments through. They
+//! depend on the cordon crates or build the `cordon` binary; xtask does neither, so it builds in
+//! seconds.
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
@@ -30,6 +31,13 @@ pub const LOAD: Harness = Harness {
 pub const BENCH: Harness = Harness {
     package: "cordon-bench",
     release: true,
+};
+
+/// `cargo xtask workloads`: `tests/workloads`, a debug build (it builds and runs the debug
+/// `cordon` binary).
+pub const WORKLOADS: Harness = Harness {
+    package: "cordon-workloads",
+    release: false,
 };
 
 impl Harness {

@@ -2,15 +2,15 @@
 //!
 //! Tasks are ordinary Rust rather than shell scripts, and CI calls the same tasks a developer
 //! does: `.ci/run` is `cargo xtask ci`. Each task is a subcommand below; `ci` is a list of
-//! steps in `ci.rs`. The escape suite, the load and the bench are packages of their own under
-//! `tests/` (`harnesses.rs`): xtask depends on no cordon crate, so it builds in seconds.
+//! steps in `ci.rs`. The escape suite, the load, the bench and the workloads are packages of
+//! their own under `tests/` (`harnesses.rs`): xtask depends on no cordon crate, so it builds in
+//! seconds.
 
 mod ci;
 mod fuzz;
 mod harnesses;
 mod relocated;
 mod setup;
-mod workloads;
 mod workspace;
 
 use std::ffi::OsString;
@@ -54,27 +54,8 @@ enum Task {
     /// Real upstream projects' test suites (Python, Node, Rust, C) and the probes test suites
     /// need, on the host and in a bubblewrap jail, as root and as the unprivileged user; fails
     /// on a difference (docs/workloads.md). Without --all: the probes and the CI subset.
-    Workloads(WorkloadsArgs),
-}
-
-#[derive(Debug, Args)]
-struct WorkloadsArgs {
-    /// Every project, not only the CI subset (fetches what is not cached: needs the registries).
-    #[arg(long)]
-    all: bool,
-    /// Only these projects or probes (comma-separated; `probes` names every probe).
-    #[arg(long, value_delimiter = ',')]
-    only: Vec<String>,
-    /// Where the archives, the user's toolchain copy and the runs live
-    /// (default /var/lib/cordon-workloads; not under /tmp or /var/tmp, which the jail replaces).
-    #[arg(long, value_name = "DIR")]
-    cache: Option<std::path::PathBuf>,
-    /// Write docs/workloads.md from this run.
-    #[arg(long)]
-    write_doc: bool,
-    /// Keep the logs of this run (their directory is printed).
-    #[arg(long)]
-    keep: bool,
+    #[command(disable_help_flag = true)]
+    Workloads(Passthrough),
 }
 
 /// A harness package's own arguments, passed through unchanged (`--help` lists them).
@@ -158,22 +139,7 @@ fn main() -> ExitCode {
                 }
             }
         }
-        Task::Workloads(args) => {
-            let opts = workloads::Options {
-                all: args.all,
-                only: args.only,
-                cache: args.cache,
-                write_doc: args.write_doc,
-                keep: args.keep,
-            };
-            match workloads::run(&ci::Ctx::from_env(), &opts) {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(e) => {
-                    eprintln!("\nerror: {e}");
-                    ExitCode::FAILURE
-                }
-            }
-        }
+        Task::Workloads(args) => run_harness(&harnesses::WORKLOADS, &args),
         Task::Ci(args) => match ci::run(&ci::Ctx::from_env(), &args.steps) {
             Ok(()) => ExitCode::SUCCESS,
             Err(failed) => {

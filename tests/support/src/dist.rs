@@ -19,7 +19,6 @@ use crate::error::Error;
 
 /// Builds the static binary and returns where it is (`target/dist/cordon`).
 pub fn build(root: &Path) -> Result<PathBuf, Error> {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
     let version = Cmd::new(&rustc).arg("-vV").read()?;
     let host = version
@@ -34,7 +33,7 @@ pub fn build(root: &Path) -> Result<PathBuf, Error> {
         )));
     }
     let target = crate::target_dir(root);
-    Cmd::new(&cargo)
+    crate::cargo(root)
         .args([
             "build",
             "--release",
@@ -45,7 +44,6 @@ pub fn build(root: &Path) -> Result<PathBuf, Error> {
             &host,
         ])
         .env("RUSTFLAGS", "-C target-feature=+crt-static")
-        .current_dir(root)
         .run()?;
     let built = target.join(&host).join("release/cordon");
     let dist = target.join("dist");

@@ -1,7 +1,8 @@
 //! What `xtask` and the harness packages beside this one (`tests/escape`, `tests/load`,
-//! `tests/bench`) share: running a command and naming it when it fails ([`cmd`]), the errors of
-//! the tasks ([`error`]), where cargo builds ([`target_dir`]), the statically linked `cordon`
-//! ([`dist`]) and the unprivileged user the escape suite and the load run as ([`user`]).
+//! `tests/bench`, `tests/workloads`) share: running a command and naming it when it fails
+//! ([`cmd`]), the errors of the tasks ([`error`]), which cargo and where it builds ([`cargo`],
+//! [`target_dir`]), the statically linked `cordon` ([`dist`]) and the unprivileged user the
+//! escape suite, the load and the workloads run as ([`user`]).
 //!
 //! It depends on no cordon crate, so that `cargo xtask` compiles in seconds and `cargo xtask ci`
 //! can check formatting and lints before anything of the library is built.
@@ -21,6 +22,12 @@ pub fn workspace_root() -> PathBuf {
         .nth(2)
         .unwrap_or(manifest_dir)
         .to_owned()
+}
+
+/// `cargo` in the workspace at `root`: the very cargo that started this process (`CARGO`, set
+/// under `cargo run`), else the one on `PATH`.
+pub fn cargo(root: &Path) -> cmd::Cmd {
+    cmd::Cmd::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into())).current_dir(root)
 }
 
 /// Cargo's target directory for the workspace at `root` (`CARGO_TARGET_DIR`, relative to `root`

@@ -1,4 +1,5 @@
-//! The unprivileged user the escape suite drops to, and that `cargo xtask ci` runs the load as.
+//! The unprivileged user the escape suite drops to, that `cargo xtask ci` runs the load as, and
+//! whose columns the workloads suite runs.
 
 use std::process::Command;
 

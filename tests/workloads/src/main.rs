@@ -1,5 +1,5 @@
-//! `cargo xtask workloads`: real upstream projects' own test suites, and the probes test suites
-//! need, run on the host and in a bubblewrap jail (`cordon run --backend bwrap` from the built
+//! cordon-workloads, the workloads suite (`cargo xtask workloads` runs it): real upstream
+//! projects' own test suites, and the probes test suites need, run on the host and in a bubblewrap jail (`cordon run --backend bwrap` from the built
 //! binary), as root and as the unprivileged user, with the counts compared.
 //!
 //! 1. **Fetch** (on the host, with the network): every archive of [`projects::PROJECTS`] into
@@ -28,30 +28,49 @@ mod projects;
 use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Command, ExitCode, Stdio};
 use std::time::Instant;
 
+use clap::Parser;
 use cordon_test_support::cmd::Cmd;
 use cordon_test_support::error::Error;
 use cordon_test_support::user::Ids;
 
-use crate::ci::Ctx;
 use count::Counts;
 use projects::{Deps, Needed, Project, Source};
 
-/// What `cargo xtask workloads` was asked.
-#[derive(Debug, Clone, Default)]
+/// Real upstream projects' test suites (Python, Node, Rust, C) and the probes test suites need,
+/// on the host and in a bubblewrap jail, as root and as the unprivileged user; fails on a
+/// difference (docs/workloads.md). Without --all: the probes and the CI subset.
+#[derive(Debug, Clone, Default, Parser)]
+#[command(name = "cordon-workloads", version)]
 pub struct Options {
-    /// Every project, not only the CI subset.
+    /// Every project, not only the CI subset (fetches what is not cached: needs the registries).
+    #[arg(long)]
     pub all: bool,
-    /// Only these projects or probes (by name; `probes` names every probe).
+    /// Only these projects or probes (comma-separated; `probes` names every probe).
+    #[arg(long, value_delimiter = ',')]
     pub only: Vec<String>,
-    /// Where archives, the user's toolchain copy and the runs live.
+    /// Where the archives, the user's toolchain copy and the runs live
+    /// (default /var/lib/cordon-workloads; not under /tmp or /var/tmp, which the jail replaces).
+    #[arg(long, value_name = "DIR")]
     pub cache: Option<PathBuf>,
     /// Write docs/workloads.md from this run.
+    #[arg(long)]
     pub write_doc: bool,
-    /// Keep the workspaces and logs of this run (their directory is printed).
+    /// Keep the logs of this run (their directory is printed).
+    #[arg(long)]
     pub keep: bool,
+}
+
+fn main() -> ExitCode {
+    match run(&cordon_test_support::workspace_root(), &Options::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("\nerror: {e}");
+            ExitCode::FAILURE
+        }
+    }
 }
 
 /// A difference that is understood: the project (or probe) and user where the jail differs, and
@@ -99,7 +118,9 @@ const UNIX_SOCKETS: &str = "socket(AF_UNIX, SOCK_STREAM, 0) fails with EPERM (`P
 /// Whose columns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Who {
+    /// Root, with the caller's `PATH` and home.
     Root,
+    /// The unprivileged user ([`USER`](cordon_test_support::user::USER)), with a home of its own.
     User,
 }
 
@@ -199,7 +220,8 @@ struct Setup {
     user: Option<(Ids, PathBuf, String)>,
 }
 
-pub fn run(ctx: &Ctx, opts: &Options) -> Result<(), Error> {
+/// Runs the suite in the workspace at `root`; `Err` when a comparison (or the set-up) fails.
+pub fn run(root: &Path, opts: &Options) -> Result<(), Error> {
     let items = select(opts)?;
     let cache = match &opts.cache {
         Some(dir) => dir.clone(),
@@ -219,9 +241,10 @@ pub fn run(ctx: &Ctx, opts: &Options) -> Result<(), Error> {
     println!("workloads: fetching into {}", cache.display());
     fetch(&cache, &projects)?;
 
-    ctx.cargo(["build", "--locked", "-p", "cordon", "--bin", "cordon"])
+    cordon_test_support::cargo(root)
+        .args(["build", "--locked", "-p", "cordon", "--bin", "cordon"])
         .run()?;
-    let built = cordon_test_support::target_dir(ctx.root()).join("debug/cordon");
+    let built = cordon_test_support::target_dir(root).join("debug/cordon");
     let cordon = cache.join("bin/cordon");
     make_dir(&cache.join("bin"))?;
     let _ = fs::remove_file(&cordon);
@@ -242,7 +265,7 @@ pub fn run(ctx: &Ctx, opts: &Options) -> Result<(), Error> {
         .unwrap_or_else(|| "/root".into());
     let user = if rustix::process::geteuid().is_root() {
         let ids = cordon_test_support::user::ensure_user().map_err(fail)?;
-        let toolchain = user_toolchain(ctx, &cache)?;
+        let toolchain = user_toolchain(root, &cache)?;
         let home = runs.join("home");
         make_dir(&home)?;
         chown(&home, ids)?;
@@ -273,7 +296,7 @@ pub fn run(ctx: &Ctx, opts: &Options) -> Result<(), Error> {
     let verdict = judge(&rows);
     print_table(&rows);
     if opts.write_doc {
-        let path = ctx.root().join("docs/workloads.md");
+        let path = root.join("docs/workloads.md");
         fs::write(&path, doc::render(&rows, &verdict, &tools(&setup)))
             .map_err(|e| fail(format!("cannot write {}: {e}", path.display())))?;
         println!("workloads: wrote {}", path.display());
@@ -576,12 +599,14 @@ fn sha256(path: &Path) -> Result<String, Error> {
 
 /// A copy of the toolchain the workspace pins (`rustc --print sysroot`) that the unprivileged
 /// user can execute: hard links where the file system allows, else a copy.
-fn user_toolchain(ctx: &Ctx, cache: &Path) -> Result<PathBuf, Error> {
-    let sysroot = ctx.cmd("rustc").args(["--print", "sysroot"]).read()?;
+fn user_toolchain(root: &Path, cache: &Path) -> Result<PathBuf, Error> {
+    // In the workspace root, so that rustup picks the toolchain the workspace pins.
+    let rustc = Cmd::new("rustc").current_dir(root);
+    let sysroot = rustc.clone().args(["--print", "sysroot"]).read()?;
     let sysroot = fs::canonicalize(&sysroot)
         .map_err(|e| fail(format!("cannot resolve the sysroot {sysroot}: {e}")))?;
     // Named by the compiler's release and commit, so an updated toolchain gets a fresh copy.
-    let version = ctx.cmd("rustc").arg("-vV").read()?;
+    let version = rustc.arg("-vV").read()?;
     let field = |key: &str| {
         version
             .lines()
@@ -813,7 +838,9 @@ fn describe(item: Item, run: &Run) -> String {
 
 /// Where the jail's run differed from the host's.
 pub struct Difference {
+    /// The project or probe.
     pub name: String,
+    /// Whose host and jail runs differ.
     pub who: Who,
     /// The known explanation, or "not explained yet".
     pub why: String,
