@@ -1,5 +1,6 @@
-//! The decisions of cordon's destination proxy, as pure functions: which destinations the
-//! configuration names, what a tool asked for, and whether it may have it.
+//! cordon's destination proxy: its decisions, as pure functions (which destinations the
+//! configuration names, what a tool asked for, and whether it may have it), and, behind the
+//! `server` feature, the proxy server that serves them.
 //!
 //! A jail in `proxy` network mode has no route out; the launcher runs a proxy outside it and
 //! this crate tells that proxy what to do with each request:
@@ -19,14 +20,22 @@
 //!   resolved address that is not public refused unless that exact `IP:PORT` is listed, and
 //!   the addresses to connect to returned (the proxy connects to those, never resolving again).
 //!
-//! It opens no socket, reads no file and spawns nothing: the launcher (`cordon-launch`'s
-//! `proxy.rs`) does the I/O and implements [`Resolver`] with the host's resolver. Every parser
-//! takes bytes and returns a value or an error, so each can be fuzzed.
+//! These decisions open no socket, read no file and spawn nothing: every parser takes bytes and
+//! returns a value or an error, so each can be fuzzed, and without the `server` feature (off
+//! by default) the crate has no I/O at all and depends on nothing but `thiserror`.
+//!
+//! With `server`, `server` is the proxy itself (HTTP `CONNECT`, absolute-form HTTP and SOCKS5
+//! served, a tunnel's TLS server name inspected, the relay counted per destination, every
+//! refusal recorded and answered), with the host's resolver (`SystemResolver`). It accepts on a
+//! listener it is given and knows nothing of jails: how the listener is made inside a jail's
+//! network namespace and handed over is the launcher's bridge (`cordon-launch`'s `proxy.rs`).
 
 pub mod addr;
 pub mod decide;
 pub mod pattern;
 pub mod request;
+#[cfg(feature = "server")]
+pub mod server;
 pub mod tls;
 
 pub use addr::{AddrClass, classify};

@@ -126,7 +126,7 @@ pub(crate) struct Outcome {
     /// Warnings for the caller.
     pub(crate) warnings: Vec<String>,
     /// What a `proxy` network's proxy saw.
-    pub(crate) network: Option<proxy::Record>,
+    pub(crate) network: Option<cordon_proxy::server::Record>,
 }
 
 /// One feature of one run. Every method has a default that takes no part in its phase.

@@ -223,6 +223,15 @@ fn socket_refused() -> Result<(), String> {
     }
 }
 
+/// The listening socket the stage makes inside the jail's own network namespace for the proxy
+/// (`features/proxy.rs` serves it from outside).
+pub(crate) fn listen_for_proxy() -> std::io::Result<std::net::TcpListener> {
+    std::net::TcpListener::bind(std::net::SocketAddr::from((
+        [127, 0, 0, 1],
+        cordon_proxy::server::PORT,
+    )))
+}
+
 /// Listens on the proxy's port in the jail's own network namespace, sends the listener to the
 /// launcher on descriptor `channel` and closes this process's copies: the jail then holds no
 /// socket of the proxy, only the address it can connect to.
@@ -232,10 +241,10 @@ fn hand_over_proxy_listener(channel: &str) -> Result<(), String> {
         .ok()
         .and_then(crate::host::sys::inherited_fd)
         .ok_or("the proxy channel descriptor is missing")?;
-    let listener = crate::features::proxy::listen_in_jail().map_err(|e| {
+    let listener = listen_for_proxy().map_err(|e| {
         format!(
             "cannot listen on the proxy's port 127.0.0.1:{} in the jail: {e}",
-            crate::features::proxy::PORT
+            cordon_proxy::server::PORT
         )
     })?;
     crate::host::sys::send_fd(&channel, &OwnedFd::from(listener))
