@@ -81,6 +81,7 @@
 #![cfg_attr(not(linux_backends), allow(dead_code))]
 
 mod backend;
+mod dirs;
 mod error;
 pub mod exit_codes;
 mod features;
@@ -109,7 +110,13 @@ pub use backend::{
     bwrap::{BwrapBackend, BwrapConfig},
     landlock::{LandlockBackend, LandlockConfig},
 };
+pub use dirs::CordonDirs;
 pub use error::LaunchError;
+pub use features::caches::{CacheEntry, CacheError};
+/// The workspaces' private toolchain caches on the host (`cordon cache show|clear`).
+pub mod caches {
+    pub use crate::features::caches::{clear, entries, prepare};
+}
 pub use features::env::{EnvRow, EnvSource};
 pub use features::proxy::{Destination, PORT as PROXY_PORT};
 pub use host::ending::{end_all as end_all_jails, end_jails_on_signals, termination_signal};

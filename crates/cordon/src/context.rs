@@ -4,6 +4,7 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
+use cordon_launch::{CordonDirs, Launcher};
 use cordon_policy::config::{self, ConfigLayer, LayerKind, Overrides};
 use cordon_policy::{Invocation, Plan, RealHost};
 
@@ -21,8 +22,8 @@ pub struct Context {
     /// cordon's own directories that `XDG_CONFIG_HOME` and `XDG_CACHE_HOME` name (the defaults
     /// below `HOME` are the policy crate's), kept read-only in every jail.
     pub own_state: Vec<PathBuf>,
-    /// The base of cordon's private toolchain caches (`crate::cache::base_dir`), not yet
-    /// created.
+    /// The base of cordon's private toolchain caches ([`CordonDirs::tools_caches`]), made by
+    /// the launcher's planning when a run needs it.
     pub cache_base: Option<PathBuf>,
 }
 
@@ -30,16 +31,15 @@ impl Context {
     /// Reads `HOME`, `XDG_CONFIG_HOME`, `XDG_CACHE_HOME` and the working directory.
     pub fn from_process(cwd: Option<&Path>) -> Result<Context, CliError> {
         let home = std::env::var_os("HOME");
-        let xdg = std::env::var_os("XDG_CONFIG_HOME");
-        let xdg_cache = std::env::var_os("XDG_CACHE_HOME");
+        let dirs = CordonDirs::from_process();
         let cwd = match cwd {
             Some(dir) => std::path::absolute(dir).map_err(CliError::CurrentDir)?,
             None => std::env::current_dir().map_err(CliError::CurrentDir)?,
         };
         Ok(Context {
-            global_path: config::global_config_path(xdg.as_deref(), home.as_deref()),
-            own_state: config::own_state_dirs(xdg.as_deref(), xdg_cache.as_deref()),
-            cache_base: crate::cache::base_dir(home.as_deref(), xdg_cache.as_deref()),
+            global_path: dirs.global_config(),
+            own_state: dirs.own_state(),
+            cache_base: dirs.tools_caches(),
             home,
             cwd,
         })
@@ -75,14 +75,29 @@ impl Context {
         RealHost::new(self.home.clone())
     }
 
-    /// Resolves a policy into a plan for this working directory.
+    /// Resolves a policy into a plan for this working directory, making nothing (`doctor`,
+    /// `explain`, `policy show`): a workspace cache is used when it already exists.
     pub fn plan(&self, policy: &cordon_policy::Policy) -> Result<Plan, CliError> {
+        Ok(Plan::resolve(policy, &self.invocation(), &self.host())?)
+    }
+
+    /// Resolves a policy into a plan for a run, through the launcher's planning (which makes
+    /// the workspace's private toolchain cache, as for every caller of the library); returns
+    /// the plan and its warnings.
+    pub fn plan_for_run(
+        &self,
+        policy: &cordon_policy::Policy,
+    ) -> Result<(Plan, Vec<String>), CliError> {
+        Ok(Launcher::plan(policy, &self.invocation(), &self.host())?)
+    }
+
+    fn invocation(&self) -> Invocation {
         let mut invocation = Invocation::at(self.cwd.clone())
             .with_own_state(self.own_state.iter().cloned())
             .with_host_env(std::env::vars_os());
         if let Some(base) = &self.cache_base {
             invocation = invocation.with_caches(base.clone());
         }
-        Ok(Plan::resolve(policy, &invocation, &self.host())?)
+        invocation
     }
 }

@@ -33,7 +33,7 @@ pub enum CliError {
     Weakening(String),
     /// A private toolchain cache could not be prepared, shown or cleared.
     #[error(transparent)]
-    Cache(#[from] crate::cache::CacheError),
+    Cache(#[from] cordon_launch::CacheError),
     /// JSON serialization failed.
     #[error("cannot encode JSON output: {0}")]
     Json(#[from] serde_json::Error),

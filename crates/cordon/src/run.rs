@@ -14,8 +14,9 @@ use crate::context::Context;
 use crate::error::CliError;
 
 /// The plan for these options, and the context it was made in. With `prepare_caches` (a run,
-/// not `explain`), the workspace's private toolchain cache is created first and its size bound
-/// applied; what the bound removed is printed as a warning.
+/// not `explain`), the plan comes from the launcher's planning (`Launcher::plan`), which makes
+/// the workspace's private toolchain cache and applies its size bound; its warnings are
+/// printed.
 pub fn plan_for(options: &JailOptions, prepare_caches: bool) -> Result<(Context, Plan), CliError> {
     let ctx = Context::from_process(options.cwd.as_deref())?;
     let mut overrides = Overrides {
@@ -58,21 +59,17 @@ pub fn plan_for(options: &JailOptions, prepare_caches: bool) -> Result<(Context,
         overrides.set_env.push((key.to_owned(), value.to_owned()));
     }
     let effective = ctx.effective(&overrides)?;
-    if prepare_caches {
+    let plan = if prepare_caches {
         // A cache that cannot be made is not a reason to refuse the command: it runs with the
         // read-only home it would have had without caches, and says so.
-        match crate::cache::prepare(&ctx, &effective.policy) {
-            Ok(warnings) => {
-                for w in warnings {
-                    eprintln!("cordon: {w}");
-                }
-            }
-            Err(e) => eprintln!(
-                "cordon: WARNING: no private toolchain caches for this run ({e}); tools see a read-only home"
-            ),
+        let (plan, warnings) = ctx.plan_for_run(&effective.policy)?;
+        for w in warnings {
+            eprintln!("cordon: {w}");
         }
-    }
-    let plan = ctx.plan(&effective.policy)?;
+        plan
+    } else {
+        ctx.plan(&effective.policy)?
+    };
     Ok((ctx, plan))
 }
 
@@ -221,6 +218,17 @@ pub fn explain(args: &ExplainArgs, out: &mut dyn Write) -> Result<(), CliError> 
             out,
             " (the git configuration broker's shadow: a copy of .git/config and links to the rest of .git, docs/git-config.md)"
         )?;
+    }
+    // The pipeline's features, every variable of the jail with who set it and why, and what a
+    // run of this plan would refuse before making anything.
+    writeln!(out, "# features: {}", shown.features.join(", "))?;
+    for row in &shown.env {
+        out.write_all(b"# env ")?;
+        out.write_all(row.name.as_encoded_bytes())?;
+        writeln!(out, ": {}", row.source.reason())?;
+    }
+    for refusal in &shown.refusals {
+        writeln!(out, "# refused: {refusal}")?;
     }
     let mut hide_next = false;
     let mut after_setenv = 0u8;

@@ -200,3 +200,90 @@ fn audit_fails_a_writable_root_in_the_home_directorys_caches() {
         .unwrap();
     assert_eq!(check["passed"], true, "{check}");
 }
+
+/// `.cordon-selfcheck-<pid>-<nonce>` and `cordon-config-<nonce>` with the nonces taken out.
+fn without_nonces(line: &str) -> String {
+    let mut out = String::new();
+    for word in line.split('/') {
+        if !out.is_empty() {
+            out.push('/');
+        }
+        match [".cordon-selfcheck-", "cordon-config-"]
+            .iter()
+            .find(|p| word.starts_with(**p))
+        {
+            Some(prefix) => out.push_str(prefix),
+            None => out.push_str(word),
+        }
+    }
+    out
+}
+
+#[test]
+fn a_harness_planning_through_the_library_gets_the_clis_caches_and_jail() {
+    use cordon_launch::{CordonDirs, Launcher};
+    use cordon_policy::{Invocation, Policy, Profile, RealHost};
+    let h = Home::new();
+    let home = h.home();
+    let env: Vec<(std::ffi::OsString, std::ffi::OsString)> = vec![
+        ("HOME".into(), home.clone().into()),
+        ("PATH".into(), "/usr/local/bin:/usr/bin:/bin".into()),
+        ("GOCACHE".into(), home.join(".cache/go-build").into()),
+    ];
+    // The library alone, as a Rust harness plans: the launcher makes the workspace's cache.
+    let dirs = CordonDirs::from_vars(Some(home.as_os_str()), None, None);
+    let invocation = Invocation::at(&h.work)
+        .with_own_state(dirs.own_state())
+        .with_host_env(env.iter().cloned())
+        .with_caches(dirs.tools_caches().unwrap());
+    assert!(!h.base().exists(), "the cache existed before any run");
+    let (plan, warnings) = Launcher::plan(
+        &Policy::for_profile(Profile::Shell),
+        &invocation,
+        &RealHost::new(Some(home.clone().into())),
+    )
+    .unwrap();
+    assert!(warnings.is_empty(), "{warnings:?}");
+    let cache = plan
+        .caches
+        .as_ref()
+        .expect("the library's plan has no cache");
+    assert!(cache.root.starts_with(h.base()) && cache.root.is_dir());
+    // What the library would run is what the CLI prints for the same workspace.
+    let launcher = Launcher::linux(Launcher::default_config(
+        common::cordon(),
+        Some(home.clone().into()),
+        None,
+    ));
+    let library = launcher
+        .explain(&plan, &["/bin/true".into()], &env)
+        .unwrap();
+    assert!(library.features.contains(&"git"), "{:?}", library.features);
+    assert!(
+        library.env.iter().any(|r| r.name == "GOCACHE"
+            && r.value
+                .to_string_lossy()
+                .starts_with(&*cache.root.to_string_lossy())),
+        "{:?}",
+        library.env
+    );
+    let out = h.run(&["explain", "--", "/bin/true"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let cli: Vec<String> = text(&out.stdout)
+        .lines()
+        .filter(|l| !l.starts_with("# "))
+        .map(without_nonces)
+        .collect();
+    let lib: Vec<String> = library
+        .args
+        .iter()
+        .map(|a| without_nonces(&a.to_string_lossy()))
+        .collect();
+    assert_eq!(cli, lib, "the CLI and the library build different jails");
+    let listed = text(&out.stdout);
+    assert!(
+        listed.contains("# env GOCACHE: set by the plan"),
+        "{listed}"
+    );
+    assert!(listed.contains("# features: "), "{listed}");
+}

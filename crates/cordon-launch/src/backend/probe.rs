@@ -120,19 +120,6 @@ pub struct FileCacheEntry {
     pub help_output: String,
 }
 
-/// The cache file location: `$XDG_CACHE_HOME/cordon/`, else `~/.cache/cordon/`.
-pub fn cache_file(
-    xdg_cache_home: Option<&std::ffi::OsStr>,
-    home: Option<&std::ffi::OsStr>,
-) -> Option<PathBuf> {
-    let euid = rustix::process::geteuid().as_raw();
-    let base = match xdg_cache_home.map(Path::new).filter(|p| p.is_absolute()) {
-        Some(x) => x.to_path_buf(),
-        None => Path::new(home?).join(".cache"),
-    };
-    Some(base.join("cordon").join(format!("probe-{euid}.json")))
-}
-
 /// Reads the cache file when it is owned by this user and nobody else can write it or its
 /// directory, and its key matches.
 pub fn read_file_cache(path: &Path, key: &ProbeKey) -> Option<FileCacheEntry> {

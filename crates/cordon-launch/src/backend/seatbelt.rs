@@ -67,7 +67,12 @@ impl SeatbeltConfig {
     ) -> SeatbeltConfig {
         SeatbeltConfig {
             stage_binary,
-            cache_file: probe::cache_file(xdg_cache_home.as_deref(), home.as_deref()),
+            cache_file: crate::dirs::CordonDirs::from_vars(
+                home.as_deref(),
+                None,
+                xdg_cache_home.as_deref(),
+            )
+            .probe_cache(),
             home,
             probe_timeout: Duration::from_secs(10),
             temp_root: std::env::temp_dir(),

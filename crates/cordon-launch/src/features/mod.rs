@@ -42,6 +42,7 @@ use crate::stage::SelfCheck;
 use crate::violations::Violation;
 
 pub(crate) mod autorun;
+pub(crate) mod caches;
 pub(crate) mod env;
 pub(crate) mod git;
 pub(crate) mod limits;

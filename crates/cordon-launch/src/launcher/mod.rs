@@ -231,10 +231,12 @@ impl Launcher {
                 .map(|s| (*s).to_owned())
                 .collect(),
             stage_binary,
-            cache_file: crate::backend::probe::cache_file(
-                xdg_cache_home.as_deref(),
+            cache_file: crate::dirs::CordonDirs::from_vars(
                 home.as_deref(),
-            ),
+                None,
+                xdg_cache_home.as_deref(),
+            )
+            .probe_cache(),
             home,
             probe_timeout: std::time::Duration::from_secs(10),
         }
@@ -307,6 +309,21 @@ impl Launcher {
             env: args.env.rows(),
             refusals,
         })
+    }
+
+    /// Planning with its host side, for the CLI, `cordon serve` and Rust harnesses alike: the
+    /// workspace's private toolchain cache made and bounded when `invocation` names a cache base
+    /// (`features/caches.rs`), then the plan resolved against `host`. A cache that cannot be
+    /// made is not a reason to refuse: the plan then has none (tools see a read-only home), and
+    /// a warning says so. Returns the plan and the warnings for the caller.
+    pub fn plan(
+        policy: &cordon_policy::Policy,
+        invocation: &cordon_policy::Invocation,
+        host: &dyn cordon_policy::HostFacts,
+    ) -> Result<(Plan, Vec<String>), cordon_policy::PolicyError> {
+        let warnings = crate::features::caches::for_invocation(policy, invocation, host);
+        let plan = Plan::resolve(policy, invocation, host)?;
+        Ok((plan, warnings))
     }
 
     /// Runs one command: environment, backend, spawn, self-check, supervision, result.
