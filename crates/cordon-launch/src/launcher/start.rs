@@ -111,20 +111,14 @@ impl Launcher {
         for f in &mut features {
             f.starting()?;
         }
-        let running = supervise::spawn(
-            prepared.command,
-            Supervision {
-                timeout: args.timeout,
-                output_cap: req.plan.limits.output_cap_bytes,
-                forward: req.forward,
-                status: Some(status_read),
-                inherit_stdin: req.inherit_stdin,
-                hold: prepared.hold,
-                session: host.cleanup.session(),
-                from_long_lived_thread: awaiting,
-            },
-        )
-        .map_err(LaunchError::io("starting the jail"))?;
+        let running = spawn(
+            prepared,
+            req,
+            args.timeout,
+            status_read,
+            host.cleanup.session(),
+            awaiting,
+        )?;
         let started: Result<(), LaunchError> = features
             .iter_mut()
             .try_for_each(|f| f.started(&run, &host, &args));
@@ -235,6 +229,31 @@ impl Launcher {
             _args.timeout = crate::weaken::timeout(w, _args.timeout);
         }
     }
+}
+
+/// Spawns the prepared jail under supervision (timeout, output cap, the status pipe read).
+fn spawn(
+    prepared: crate::backend::Prepared,
+    req: &RunRequest<'_>,
+    timeout: Option<std::time::Duration>,
+    status: std::os::fd::OwnedFd,
+    session: Option<&'static crate::host::reaper::Session>,
+    awaiting: bool,
+) -> Result<supervise::Running, LaunchError> {
+    supervise::spawn(
+        prepared.command,
+        Supervision {
+            timeout,
+            output_cap: req.plan.limits.output_cap_bytes,
+            forward: req.forward,
+            status: Some(status),
+            inherit_stdin: req.inherit_stdin,
+            hold: prepared.hold,
+            session,
+            from_long_lived_thread: awaiting,
+        },
+    )
+    .map_err(LaunchError::io("starting the jail"))
 }
 
 /// The backend a run uses, or the result of a run that needs none (refused, or unsandboxed
