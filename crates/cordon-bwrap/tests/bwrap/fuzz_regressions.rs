@@ -1,15 +1,12 @@
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 //! Inputs the fuzz target `fuzz/fuzz_targets/bwrap_args.rs` found, kept as ordinary tests. Each
 //! test names the artifact it came from; its raw script is also a seed in
 //! `fuzz/corpus/bwrap_args/`.
-
-mod common;
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
-use common::{argv, build_plan, typical_plan};
+use crate::common::{argv, build_plan, typical_plan};
 use cordon_policy::{Bind, Posture, Profile};
 
 fn path(bytes: &[u8]) -> PathBuf {

@@ -1,4 +1,3 @@
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 //! The generated list, handed to the real bubblewrap the way the launcher hands it (options
 //! through `--args 3`, the seccomp program on descriptor 4, the command after `--`), is accepted
 //! and means what the snapshots say. This is not the escape suite (the launcher's); it proves the

@@ -1,16 +1,13 @@
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 //! No path, however hostile, changes the structure of the list, and the mount order holds for
 //! every plan. Plans are built directly (every field of `Plan` is public) from a small pool of
 //! hostile path components, so that generated paths nest, collide and tie.
-
-mod common;
 
 use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 
-use common::{FDS, Step, features, read_options};
+use crate::common::{self, FDS, Step, features, read_options};
 use cordon_bwrap::{BwrapArgs, BwrapError, Request, STAGE_PATH, build};
 use cordon_policy::{
     Bind, CredentialMask, EntryKind, Network, Plan, Posture, Profile, ProtectedPath, Symlink,

@@ -1,4 +1,3 @@
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 //! `Features::parse` on real and trimmed bubblewrap output. The 0.8.0 fixtures are the verbatim
 //! output of `/usr/bin/bwrap --version` and `--help` on the development machine; the older ones
 //! are that text with later options deleted (see tests/fixtures/README.md).

@@ -1,12 +1,9 @@
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 //! The argument list of every profile in both postures on the typical fake host, one step per
 //! line, for a reviewer to read like a firewall rule list.
 
-mod common;
-
 use std::path::Path;
 
-use common::{argv, build_plan, plan_at, policy, typical_plan};
+use crate::common::{self, argv, build_plan, plan_at, policy, typical_plan};
 use cordon_policy::{FakeHost, Network, PolicyBuilder, Posture, Profile, Source};
 use serde::Serialize;
 

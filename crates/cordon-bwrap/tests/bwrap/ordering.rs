@@ -1,13 +1,10 @@
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 //! The rules of the generated list, each checked on the list itself.
-
-mod common;
 
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use common::{
+use crate::common::{
     FDS, argv, build_plan, env, features, line_of, plan_at, policy, read_options, typical_plan,
 };
 use cordon_bwrap::{BwrapError, Descriptors, Features, Request, STAGE_PATH, build};
@@ -90,7 +87,7 @@ fn network_allowed_keeps_the_host_network_namespace() {
 fn best_effort_options_are_left_out_when_bubblewrap_lacks_them() {
     let features = Features::parse(
         "bubblewrap 0.7.0",
-        include_str!("fixtures/bwrap-0.7.0-trimmed-help.txt"),
+        include_str!("../fixtures/bwrap-0.7.0-trimmed-help.txt"),
     );
     let env = env();
     let plan = shell_host();
@@ -449,8 +446,8 @@ fn the_stage_directory_is_reserved() {
 #[test]
 fn missing_required_features_are_refused_by_name() {
     let features = Features::parse(
-        include_str!("fixtures/bwrap-0.4.1-version.txt"),
-        include_str!("fixtures/bwrap-0.4.1-trimmed-help.txt"),
+        include_str!("../fixtures/bwrap-0.4.1-version.txt"),
+        include_str!("../fixtures/bwrap-0.4.1-trimmed-help.txt"),
     );
     let env = env();
     let plan = shell_host();
