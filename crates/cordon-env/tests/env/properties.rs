@@ -3,7 +3,6 @@
 //!
 //! The oracles here are written independently of the crate's table (the credential words are
 //! listed again below), so that dropping a word from the table makes these tests fail.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;

@@ -1,6 +1,5 @@
 //! Snapshots of the classification table and of what it says about the names people ask about,
 //! so that a reviewer reads a change to either the way they would read a firewall change.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::fmt::Write as _;
 
