@@ -1,11 +1,7 @@
 //! The corpus: real commands and the verdict each must get (tests/corpus.txt). Every line is
 //! judged; the test lists every false refusal and every missed refusal at once.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests fail by panicking
-
-mod common;
-
-use common::{corpus, floor};
+use crate::common::{corpus, floor};
 use cordon_floor::{Rule, Verdict};
 
 #[test]

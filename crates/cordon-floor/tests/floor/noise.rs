@@ -1,11 +1,7 @@
 //! The verdict does not change under inserted ANSI noise, NUL bytes, invisible characters or
 //! NFKC look-alikes (full-width forms), for every command of the corpus.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests fail by panicking
-
-mod common;
-
-use common::{Case, corpus, floor};
+use crate::common::{Case, corpus, floor};
 use proptest::prelude::*;
 
 /// Well-formed sequences a terminal, a log or an attacker might lace a command with.

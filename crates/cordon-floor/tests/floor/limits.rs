@@ -1,8 +1,6 @@
 //! Hostile sizes and shapes: the floor answers quickly, never overflows its stack, and refuses
 //! what it will not examine instead of allowing it.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests fail by panicking
-
 use std::time::{Duration, Instant};
 
 use cordon_floor::{Floor, FloorConfig, Rule};

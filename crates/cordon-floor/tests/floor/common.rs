@@ -1,7 +1,5 @@
 //! The corpus loader shared by the integration tests.
 
-#![allow(dead_code)] // each test binary uses a part
-
 use cordon_floor::{Floor, FloorConfig, Rule};
 
 /// One corpus line.
