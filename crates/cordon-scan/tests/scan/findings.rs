@@ -1,8 +1,6 @@
 //! Every finding kind on a real temporary tree, glob expansion, and the per-command snapshot.
 //! Device nodes need root (CI runs as root); the test fails, saying so, rather than skip.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
 use std::os::unix::net::UnixListener;
 use std::path::{Path, PathBuf};
 

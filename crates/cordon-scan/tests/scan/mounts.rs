@@ -2,8 +2,6 @@
 //! thread of this test: the host never sees them, and they vanish with the thread even if an
 //! assertion fails first. Needs root (CI runs as root); fails, saying so, rather than skip.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
 use std::path::{Path, PathBuf};
 
 use cordon_scan::{DenyGlobs, FindingKind, MountTable, ScanError, scan, scan_with};
