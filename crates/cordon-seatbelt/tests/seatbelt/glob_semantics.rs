@@ -1,4 +1,3 @@
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 //! The generated expressions mean what the glob means: checked against globset (with `*` and `?`
 //! kept within a component), run by regex-automata on the exact bytes Seatbelt would get.
 //!
@@ -6,11 +5,9 @@
 //! `subpath`), so it must match a path exactly when globset matches the path or one of its
 //! ancestors below the base.
 
-mod common;
-
 use std::ffi::OsString;
 
-use common::regex_matches;
+use crate::common::regex_matches;
 use cordon_seatbelt::GlobRule;
 use proptest::prelude::*;
 

@@ -1,10 +1,7 @@
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 //! The test reader itself, checked against hand-written profile text, so that the properties
 //! built on it mean what they say.
 
-mod common;
-
-use common::{Sexp, read, read_args, regex_matches, rules};
+use crate::common::{Sexp, read, read_args, regex_matches, rules};
 
 #[test]
 fn reads_lists_atoms_strings_and_comments() {

@@ -1,4 +1,3 @@
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 //! No path or glob, however hostile — quotes, backslashes, parentheses, newlines, `#`, `;`,
 //! non-UTF-8 bytes — changes the structure of the profile, and every one comes back as the exact
 //! literal: as a `-D` value, or inside a regular expression that matches exactly it.
@@ -8,14 +7,12 @@
 //! tree with every string emptied; it must equal the structure of the same plan with each
 //! distinct component renamed to a tame one.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 
-use common::{Judge, read, read_args, regex_matches};
+use crate::common::{self, Judge, read, read_args, regex_matches};
 use cordon_policy::{
     CredentialMask, EntryKind, FakeHost, Plan, Posture, Profile, ProtectedPath, SkipReason, Skipped,
 };

@@ -1,15 +1,12 @@
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 //! What the issue asks of the profile, checked on the profile read back: the rules, the
 //! parameters they name, and the decision the last matching rule gives for a path.
-
-mod common;
 
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;
 use std::path::Path;
 
-use common::{
-    Action, Judge, MAC_TMPDIR, MAC_WORKSPACE, STAGE, build_with, mac_exec, mac_host, plan_at,
+use crate::common::{
+    self, Action, Judge, MAC_TMPDIR, MAC_WORKSPACE, STAGE, build_with, mac_exec, mac_host, plan_at,
     policy, read_args, regex_matches, rules,
 };
 use cordon_policy::{FakeHost, Network, PolicyBuilder, Posture, Profile, Source};

@@ -1,11 +1,10 @@
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 //! The profile and argument list of every named profile in both postures on the Mac-shaped fake
 //! host, for a reviewer to read the way a firewall change is read: the rules with the reason for
 //! each entry, then every parameter's value.
 
-mod common;
-
-use common::{MAC_TMPDIR, MAC_WORKSPACE, STAGE, build_with, mac_exec, mac_host, plan_at, policy};
+use crate::common::{
+    MAC_TMPDIR, MAC_WORKSPACE, STAGE, build_with, mac_exec, mac_host, plan_at, policy,
+};
 use cordon_policy::{FakeHost, Network, PolicyBuilder, Posture, Profile, Source};
 use cordon_seatbelt::{GlobRule, SeatbeltExtras};
 

@@ -1,13 +1,12 @@
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 //! Inputs the fuzz target `fuzz/fuzz_targets/seatbelt_profile.rs` found, kept as ordinary tests.
 //! Each test names the artifact it came from; its raw script is also a seed in
 //! `fuzz/corpus/seatbelt_profile/`.
 
-mod common;
-
 use std::path::PathBuf;
 
-use common::{Judge, MAC_TMPDIR, MAC_WORKSPACE, STAGE, build_with, mac_host, plan_at, policy};
+use crate::common::{
+    Judge, MAC_TMPDIR, MAC_WORKSPACE, STAGE, build_with, mac_host, plan_at, policy,
+};
 use cordon_policy::{CredentialMask, EntryKind, Posture, Profile};
 use cordon_seatbelt::SeatbeltExtras;
 
