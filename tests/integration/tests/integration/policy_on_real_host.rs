@@ -1,8 +1,6 @@
 //! The policy crate against the real filesystem: configuration files on disk, symlinks, and the
 //! path rules as a harness would meet them.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests fail by panicking
-
 use std::os::unix::fs::symlink;
 
 use cordon_policy::config::{LayerKind, Overrides, effective_policy, load_file};

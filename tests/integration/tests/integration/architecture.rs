@@ -1,8 +1,6 @@
 //! docs/architecture.md's dependency arrows are the tree's: every normal dependency of a cordon
 //! crate on another is listed, and nothing listed is missing from its `Cargo.toml`.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 

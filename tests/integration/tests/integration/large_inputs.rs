@@ -6,8 +6,6 @@
 //! The same sizes through the `cordon` binary, and a 100 MB output flood through `cordon run`,
 //! are in `crates/cordon/tests/large_inputs.rs` and `crates/cordon/tests/output_flood.rs`.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests fail by panicking
-
 use std::collections::{BTreeMap, HashSet};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
