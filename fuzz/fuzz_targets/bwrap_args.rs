@@ -9,7 +9,7 @@
 #![no_main]
 
 #[allow(dead_code, clippy::all)]
-#[path = "../../crates/cordon-bwrap/tests/common/mod.rs"]
+#[path = "../../crates/cordon-bwrap/tests/bwrap/common.rs"]
 mod common;
 
 use std::ffi::OsString;

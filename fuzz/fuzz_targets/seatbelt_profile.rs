@@ -3,7 +3,7 @@
 //!
 //! Beyond "no panic": a plan of absolute NUL-free paths without globs always builds; a built
 //! profile is printable ASCII and reads back with the crate's own test reader (the independent
-//! TinyScheme-style reader in `crates/cordon-seatbelt/tests/common`), starting with
+//! TinyScheme-style reader in `crates/cordon-seatbelt/tests/seatbelt/common.rs`), starting with
 //! `(version 1)`, every form a rule, every `(param "NAME")` among the `-D` parameters; the
 //! command is passed through untouched; every credential mask is denied for reading and writing
 //! by the profile as the reader's evaluator decides it; and building is deterministic.
@@ -11,7 +11,7 @@
 #![no_main]
 
 #[allow(dead_code, clippy::all)]
-#[path = "../../crates/cordon-seatbelt/tests/common/mod.rs"]
+#[path = "../../crates/cordon-seatbelt/tests/seatbelt/common.rs"]
 mod common;
 
 use std::ffi::OsString;
