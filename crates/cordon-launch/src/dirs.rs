@@ -111,11 +111,9 @@ mod tests {
             d.global_config().unwrap(),
             Path::new("/home/u/.config/cordon/config.toml")
         );
-        assert!(
-            d.probe_cache()
-                .unwrap()
-                .starts_with("/x/cache/cordon/probe-")
-        );
+        let probe = d.probe_cache().unwrap();
+        assert_eq!(probe.parent().unwrap(), Path::new("/x/cache/cordon"));
+        assert!(probe.to_string_lossy().ends_with(".json"), "{probe:?}");
         assert!(
             d.landlock_probe_cache()
                 .unwrap()
