@@ -19,8 +19,8 @@ use crate::setup;
 /// Tests that plant a root-owned bubblewrap (only root can make one the launcher trusts): the
 /// unprivileged run leaves them out, and says so.
 const NEEDS_ROOT: &[&str] = &[
-    "binary_id(cordon::launcher) & test(=a_bubblewrap_that_does_not_jail_fails_the_probe_and_nothing_runs)",
-    "binary_id(cordon::one_owner)",
+    "binary_id(cordon::cli) & test(=launcher::a_bubblewrap_that_does_not_jail_fails_the_probe_and_nothing_runs)",
+    "binary_id(cordon::cli) & test(/^one_owner::/)",
 ];
 
 pub fn run(ctx: &Ctx) -> Result<(), Error> {

@@ -4,7 +4,7 @@
 //! Each test asserts the exact result, or the exact error and the rule it names; nothing panics.
 //!
 //! The same sizes through the `cordon` binary, and a 100 MB output flood through `cordon run`,
-//! are in `crates/cordon/tests/large_inputs.rs` and `crates/cordon/tests/output_flood.rs`.
+//! are in `crates/cordon/tests/cli/large_inputs.rs` and `crates/cordon/tests/cli/large_inputs.rs`.
 
 use std::collections::{BTreeMap, HashSet};
 use std::ffi::OsString;

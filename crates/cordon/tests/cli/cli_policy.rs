@@ -2,7 +2,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests fail by panicking
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Output};

@@ -2,7 +2,7 @@
 //! `cordon explain --platform macos` on any OS: the Seatbelt profile and sandbox-exec's
 //! arguments, built from the real host's plan, with nothing probed or run.
 
-mod common;
+use crate::common;
 
 use std::process::{Command, Stdio};
 

@@ -1,0 +1,21 @@
+//! The `cordon` binary's tests, one test binary (each file below is a module): the CLI's
+//! commands end to end on the real kernel, and the launcher as the binary embeds it. They fail,
+//! never skip, when bubblewrap or root is missing where a test needs it.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests fail by panicking
+
+mod caches;
+mod cli_floor;
+mod cli_policy;
+mod cli_run;
+mod cli_serve;
+mod common;
+mod explain_macos;
+mod git_config;
+mod kill_launcher;
+mod large_inputs;
+mod launcher;
+mod one_owner;
+mod roots;
+mod stage_placement;
+mod warm;
