@@ -91,7 +91,6 @@ mod launcher;
 mod session;
 mod stage;
 mod violations;
-#[cfg(all(feature = "mutants", debug_assertions))]
 mod weaken;
 
 pub use backend::seatbelt::{SeatbeltBackend, SeatbeltConfig};

@@ -38,8 +38,8 @@ pub struct BwrapBackend {
     config: BwrapConfig,
     found: Result<Found, String>,
     outcome: OnceLock<ProbeOutcome>,
-    #[cfg(all(feature = "mutants", debug_assertions))]
-    weakening: Option<crate::weaken::Weakening>,
+    /// The mutants run's weakening (none outside it).
+    weak: crate::weaken::Weak,
 }
 
 #[derive(Debug)]
@@ -71,8 +71,7 @@ impl BwrapBackend {
             config,
             found,
             outcome: OnceLock::new(),
-            #[cfg(all(feature = "mutants", debug_assertions))]
-            weakening: None,
+            weak: crate::weaken::Weak::default(),
         }
     }
 
@@ -181,8 +180,7 @@ impl Backend for BwrapBackend {
     }
 
     fn probe(&self) -> ProbeOutcome {
-        #[cfg(all(feature = "mutants", debug_assertions))]
-        if self.weakening.is_some() {
+        if self.weak.any() {
             // Skipped, and so never cached: the weakened jail would fail it.
             return ProbeOutcome {
                 enforcing: true,
@@ -250,16 +248,8 @@ impl Backend for BwrapBackend {
         // What bubblewrap would refuse at start-up (about 2,900 masks, a path it cannot mount)
         // is refused, named; `cordon explain` still shows the list.
         let startable = built.startable().map_err(LaunchError::from);
-        let bytes = built.to_nul_separated()?;
-        let options = built.options();
-        #[cfg(all(feature = "mutants", debug_assertions))]
-        let (bytes, options) = match self.weakening {
-            Some(w) => {
-                let steps = crate::weaken::options(w, built.steps());
-                (crate::weaken::nul_separated(&steps), steps.concat())
-            }
-            None => (bytes, options),
-        };
+        // The mutants run's weakened options (the identity outside it).
+        let (bytes, options) = self.weak.bwrap_options(&built)?;
         let mut shown: Vec<OsString> = vec![found.path.clone().into_os_string()];
         shown.extend(options);
         shown.push("--".into());
@@ -272,19 +262,9 @@ impl Backend for BwrapBackend {
             .env_clear();
         let mut hold = vec![seccomp_fd, args_fd];
         hold.extend(status);
-        let keep: Vec<i32> = hold.iter().map(sys::raw).collect();
-        #[cfg(all(feature = "mutants", debug_assertions))]
-        let keep = [
-            keep,
-            self.weakening
-                .map(crate::weaken::kept_fds)
-                .unwrap_or_default(),
-        ]
-        .concat();
-        #[cfg(all(feature = "mutants", debug_assertions))]
-        let dies = crate::weaken::dies_with_launcher(self.weakening);
-        #[cfg(not(all(feature = "mutants", debug_assertions)))]
-        let dies = true;
+        let mut keep: Vec<i32> = hold.iter().map(sys::raw).collect();
+        keep.extend(self.weak.kept_fds());
+        let dies = self.weak.dies_with_launcher();
         sys::prepare_child_with(&mut command, &plan.limits, &keep, dies);
         Ok(Prepared {
             command,
@@ -297,7 +277,7 @@ impl Backend for BwrapBackend {
 
     #[cfg(all(feature = "mutants", debug_assertions))]
     fn weaken(&mut self, weakening: crate::weaken::Weakening) {
-        self.weakening = Some(weakening);
+        self.weak = crate::weaken::Weak::of(weakening);
     }
 
     fn brokers_git_config(&self) -> bool {

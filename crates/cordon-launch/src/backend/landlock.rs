@@ -61,8 +61,7 @@ pub struct LandlockBackend {
     abi: Result<Abi, String>,
     outcome: OnceLock<ProbeOutcome>,
     /// One defence taken away (the escape suite's mutants run; never in a release build).
-    #[cfg(all(feature = "mutants", debug_assertions))]
-    weakening: Option<crate::weaken::Weakening>,
+    weak: crate::weaken::Weak,
 }
 
 fn not(detail: String) -> ProbeOutcome {
@@ -103,8 +102,7 @@ impl LandlockBackend {
             stage,
             abi: Abi::detect().map_err(|e| e.to_string()),
             outcome: OnceLock::new(),
-            #[cfg(all(feature = "mutants", debug_assertions))]
-            weakening: None,
+            weak: crate::weaken::Weak::default(),
         }
     }
 }
@@ -181,10 +179,7 @@ impl Backend for LandlockBackend {
             .current_dir(&plan.cwd);
         let hold: Vec<OwnedFd> = status.into_iter().collect();
         let keep: Vec<i32> = hold.iter().map(sys::raw).collect();
-        #[cfg(all(feature = "mutants", debug_assertions))]
-        let dies = crate::weaken::dies_with_launcher(self.weakening);
-        #[cfg(not(all(feature = "mutants", debug_assertions)))]
-        let dies = true;
+        let dies = self.weak.dies_with_launcher();
         sys::prepare_child_with(&mut command, &plan.limits, &keep, dies);
         let root = rustix::process::geteuid().is_root();
         sys::confine_alone(&mut command, ruleset, filter.bytes(), root, dies);
@@ -261,7 +256,7 @@ impl Backend for LandlockBackend {
 
     #[cfg(all(feature = "mutants", debug_assertions))]
     fn weaken(&mut self, weakening: crate::weaken::Weakening) {
-        self.weakening = Some(weakening);
+        self.weak = crate::weaken::Weak::of(weakening);
     }
 
     fn is_landlock(&self) -> bool {

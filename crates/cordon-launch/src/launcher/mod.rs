@@ -51,8 +51,7 @@ pub struct Launcher {
         std::sync::Mutex<Option<(Vec<String>, std::sync::Arc<crate::features::proxy::Rules>)>>,
     resolver: std::sync::Arc<dyn cordon_proxy::Resolver + Send + Sync>,
     /// One defence taken away (the escape suite's mutants run; never in a release build).
-    #[cfg(all(feature = "mutants", debug_assertions))]
-    weakening: Option<crate::weaken::Weakening>,
+    weak: crate::weaken::Weak,
 }
 
 /// What `cordon explain` shows: exactly what a run would hand the backend.
@@ -123,8 +122,7 @@ impl Launcher {
             backends,
             proxy_rules: std::sync::Mutex::new(None),
             resolver: std::sync::Arc::new(crate::features::proxy::SystemResolver),
-            #[cfg(all(feature = "mutants", debug_assertions))]
-            weakening: None,
+            weak: crate::weaken::Weak::default(),
         }
     }
 
@@ -180,7 +178,7 @@ impl Launcher {
         for backend in &mut self.backends {
             backend.weaken(weakening);
         }
-        self.weakening = Some(weakening);
+        self.weak = crate::weaken::Weak::of(weakening);
         self
     }
 

@@ -1,7 +1,5 @@
 //! [`Launcher::start`]: one jail, as the list of the pipeline's phases (`features/mod.rs`).
 
-use std::borrow::Cow;
-
 use cordon_policy::{Plan, Unavailable};
 
 use crate::backend::{Backend, JailSpec};
@@ -23,7 +21,7 @@ impl Launcher {
         if req.argv.is_empty() && !awaiting {
             return Err(LaunchError::EmptyCommand);
         }
-        let plan = self.weakened_plan(req.plan);
+        let plan = self.weak.plan(req.plan);
         let req = &RunRequest {
             plan: &plan,
             ..*req
@@ -56,7 +54,7 @@ impl Launcher {
         // Preparing the host: after the probe, so a launcher killed while probing leaves
         // nothing in the workspace; everything made is registered with the session reaper.
         let session = crate::host::reaper::session(backend.stage_binary());
-        self.weaken_session(session);
+        self.weak.session(session);
         let mut host = crate::features::autorun::guard(&run, session);
         // For a jail built ahead, what the guard just read, looked at again when a command
         // claims it: taken right after the guard, as close to its reads as a cold run's mounts.
@@ -82,7 +80,7 @@ impl Launcher {
         for f in &mut features {
             f.arguments(&run, &host, &mut args)?;
         }
-        self.weaken_arguments(&mut args, req.host_env);
+        self.weak.arguments(&mut args, req.host_env);
         let stage_argv = stage::check_args(&args.check, req.argv);
         let inherit = std::mem::take(&mut args.inherit);
         let mut prepared = backend.prepare(
@@ -193,41 +191,6 @@ impl Launcher {
             dry,
             proxy_rules,
         })
-    }
-
-    /// The plan a run uses: the request's, or with the mutants run's weakening applied.
-    fn weakened_plan<'a>(&self, plan: &'a Plan) -> Cow<'a, Plan> {
-        #[cfg(all(feature = "mutants", debug_assertions))]
-        if let Some(w) = self.weakening {
-            return Cow::Owned(crate::weaken::plan(w, plan));
-        }
-        Cow::Borrowed(plan)
-    }
-
-    /// The mutants run's `no-kill-after-launcher-death`: the session reaper kills nothing.
-    fn weaken_session(&self, _session: Option<&'static crate::host::reaper::Session>) {
-        #[cfg(all(feature = "mutants", debug_assertions))]
-        if !crate::weaken::dies_with_launcher(self.weakening)
-            && let Some(session) = _session
-        {
-            session.kill_nothing();
-        }
-    }
-
-    /// The mutants run's weakenings of the self-check, the environment and the timeout.
-    fn weaken_arguments(
-        &self,
-        _args: &mut Arguments,
-        _host_env: &[(std::ffi::OsString, std::ffi::OsString)],
-    ) {
-        #[cfg(all(feature = "mutants", debug_assertions))]
-        if let Some(w) = self.weakening {
-            _args.check = crate::weaken::self_check(w, &_args.check);
-            _args
-                .env
-                .replace(crate::weaken::env(w, _args.env.vars(), _host_env));
-            _args.timeout = crate::weaken::timeout(w, _args.timeout);
-        }
     }
 }
 
