@@ -26,7 +26,6 @@ pub use imp::Weakening;
 
 use std::borrow::Cow;
 use std::ffi::OsString;
-use std::os::fd::RawFd;
 
 use cordon_policy::Plan;
 
@@ -67,14 +66,16 @@ impl Weak {
     /// The backend's arguments: the self-check, the environment and the timeout.
     pub(crate) fn arguments(
         self,
-        _args: &mut crate::features::Arguments,
+        _check: &mut crate::stage::SelfCheck,
+        _env: &mut crate::features::env::JailEnv,
+        _timeout: &mut Option<std::time::Duration>,
         _host_env: &[(OsString, OsString)],
     ) {
         #[cfg(all(feature = "mutants", debug_assertions))]
         if let Some(w) = self.weakening {
-            _args.check = imp::self_check(w, &_args.check);
-            _args.env.replace(imp::env(w, _args.env.vars(), _host_env));
-            _args.timeout = imp::timeout(w, _args.timeout);
+            *_check = imp::self_check(w, _check);
+            _env.replace(imp::env(w, _env.vars(), _host_env));
+            *_timeout = imp::timeout(w, *_timeout);
         }
     }
 
@@ -113,7 +114,7 @@ impl Weak {
 
     /// The descriptors the payload keeps beyond the backend's own (`keep-fds`).
     #[cfg(linux_backends)]
-    pub(crate) fn kept_fds(self) -> Vec<RawFd> {
+    pub(crate) fn kept_fds(self) -> Vec<std::os::fd::RawFd> {
         #[cfg(all(feature = "mutants", debug_assertions))]
         if let Some(w) = self.weakening {
             return imp::kept_fds(w);

@@ -224,3 +224,41 @@ fn the_reader_sees_groups_and_super_paths() {
     let names: Vec<String> = found.iter().map(|p| p.join("::")).collect();
     assert_eq!(names, ["a::b", "a::c::D", "e", "m::f::g"]);
 }
+
+/// The wings depend downward only: host plumbing knows nothing of the jail's features, the
+/// backends or the launcher; the in-jail stage only host plumbing; a feature never the launcher
+/// or the session; a backend never a feature, the launcher or the session.
+#[test]
+fn the_wings_depend_downward() {
+    let edges = graph();
+    let wing = |m: &str| m.split("::").next().unwrap_or("").to_owned();
+    let forbidden: &[(&str, &[&str])] = &[
+        (
+            "host",
+            &["backend", "features", "launcher", "session", "weaken"],
+        ),
+        (
+            "stage",
+            &["backend", "features", "launcher", "session", "violations"],
+        ),
+        ("features", &["launcher", "session"]),
+        ("backend", &["features", "launcher", "session"]),
+    ];
+    let mut seen = 0;
+    for (m, targets) in &edges {
+        for (from, never) in forbidden {
+            if wing(m) != *from {
+                continue;
+            }
+            seen += 1;
+            for t in targets {
+                assert!(
+                    !never.contains(&wing(t).as_str()),
+                    "{m} imports {t}: the {from} wing must not reach {never:?}"
+                );
+            }
+        }
+    }
+    // The reader found modules in every wing it judges.
+    assert!(seen >= 20, "only {seen} modules judged: {edges:?}");
+}

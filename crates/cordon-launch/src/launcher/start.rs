@@ -80,7 +80,12 @@ impl Launcher {
         for f in &mut features {
             f.arguments(&run, &host, &mut args)?;
         }
-        self.weak.arguments(&mut args, req.host_env);
+        self.weak.arguments(
+            &mut args.check,
+            &mut args.env,
+            &mut args.timeout,
+            req.host_env,
+        );
         let stage_argv = stage::check_args(&args.check, req.argv);
         let inherit = std::mem::take(&mut args.inherit);
         let mut prepared = backend.prepare(
