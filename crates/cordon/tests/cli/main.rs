@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests fail by panicking
 
 mod caches;
+mod cli_denials;
 mod cli_floor;
 mod cli_policy;
 mod cli_run;
