@@ -1,4 +1,4 @@
-//! The private toolchain caches on the host (`cordon_policy::caches` decides what they hold):
+//! The private toolchain caches on the host (`cordon_policy::CacheLayout` decides what they hold):
 //! created before a run, bounded at launch, shown and cleared by `cordon cache`.
 //!
 //! Everything below a workspace's cache root was written by jails, so nothing here follows a
@@ -14,7 +14,7 @@ use std::os::unix::fs::{DirBuilderExt, MetadataExt};
 use std::path::{Component, Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use cordon_policy::caches::{self, CacheLayout};
+use cordon_policy::{CacheLayout, ToolCache};
 use cordon_policy::{HostFacts, Posture};
 use rustix::fs::{Mode, OFlags};
 use rustix::io::Errno;
@@ -78,7 +78,7 @@ pub fn base_dir(home: Option<&OsStr>, xdg_cache_home: Option<&OsStr>) -> Option<
     let abs = |v: Option<&OsStr>| v.map(PathBuf::from).filter(|p| p.is_absolute());
     abs(xdg_cache_home)
         .or_else(|| abs(home).map(|h| h.join(".cache")))
-        .map(|c| c.join("cordon").join(caches::TOOLS_DIR))
+        .map(|c| c.join("cordon").join(CacheLayout::TOOLS_DIR))
 }
 
 /// Creates the base directory (mode 0700) and checks it is this user's own directory; returns
@@ -166,14 +166,16 @@ pub fn prepare(ctx: &Context, policy: &cordon_policy::Policy) -> Result<Vec<Stri
         return Ok(Vec::new());
     };
     let (base, base_fd) = open_base(base)?;
-    let Ok(layout) = caches::layout(&base, &workspace, &home, policy.network(), &host) else {
+    let Some(layout) =
+        CacheLayout::for_workspace(&base, &workspace, &home, policy.network(), &host)
+    else {
         return Ok(Vec::new());
     };
     make_layout(&base_fd, &layout)?;
-    let key = caches::workspace_key(&workspace);
+    let key = CacheLayout::workspace_key(&workspace);
     let stamp = base.join(format!("{key}{USED_SUFFIX}"));
     std::fs::write(&stamp, workspace.as_os_str().as_encoded_bytes()).map_err(io(&stamp))?;
-    Ok(bound(&base, &key, caches::DEFAULT_MAX_BYTES, false)?)
+    Ok(bound(&base, &key, CacheLayout::DEFAULT_MAX_BYTES, false)?)
 }
 
 fn make_layout(base_fd: &OwnedFd, layout: &CacheLayout) -> Result<(), CacheError> {
@@ -325,7 +327,7 @@ struct ShowReport<'a> {
     total_bytes: u64,
     current: Option<String>,
     caches: &'a [CacheEntry],
-    tools: &'static [caches::ToolCache],
+    tools: &'static [ToolCache],
 }
 
 /// Runs `cordon cache show|clear`.
@@ -333,7 +335,7 @@ pub fn run(args: &CacheArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let ctx = Context::from_process(args.cwd.as_deref())?;
     let current = std::fs::canonicalize(&ctx.cwd)
         .ok()
-        .map(|w| caches::workspace_key(&w));
+        .map(|w| CacheLayout::workspace_key(&w));
     let base = ctx.cache_base.clone();
     match args.command {
         CacheCommand::Show => {
@@ -342,11 +344,11 @@ pub fn run(args: &CacheArgs, out: &mut dyn Write) -> Result<(), CliError> {
             if args.json {
                 let report = ShowReport {
                     base: base.as_ref().map(|b| b.display().to_string()),
-                    max_bytes: caches::DEFAULT_MAX_BYTES,
+                    max_bytes: CacheLayout::DEFAULT_MAX_BYTES,
                     total_bytes: total,
                     current: current.clone(),
                     caches: &list,
-                    tools: caches::TOOL_CACHES,
+                    tools: ToolCache::ALL,
                 };
                 serde_json::to_writer_pretty(&mut *out, &report)?;
                 writeln!(out)?;
@@ -374,7 +376,7 @@ pub fn run(args: &CacheArgs, out: &mut dyn Write) -> Result<(), CliError> {
                 out,
                 "{} cache(s), {total} of at most {} bytes",
                 list.len(),
-                caches::DEFAULT_MAX_BYTES
+                CacheLayout::DEFAULT_MAX_BYTES
             )?;
         }
         CacheCommand::Clear => {
@@ -416,7 +418,7 @@ mod tests {
             root: root.clone(),
             vars: Default::default(),
             dirs: vec![root.join("m2/repository"), root.join("go-build")],
-            links: vec![caches::CacheLink {
+            links: vec![cordon_policy::CacheLink {
                 link: root.join("m2/registry"),
                 target: PathBuf::from("/nowhere"),
             }],

@@ -4,8 +4,9 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use cordon_policy::config::{self, ConfigLayer, LayerKind, Overrides};
-use cordon_policy::{Invocation, Plan, RealHost};
+use cordon_policy::{
+    ConfigLayer, Effective, Invocation, LayerKind, Overrides, Plan, RealHost, effective_policy,
+};
 
 use crate::error::CliError;
 
@@ -37,8 +38,8 @@ impl Context {
             None => std::env::current_dir().map_err(CliError::CurrentDir)?,
         };
         Ok(Context {
-            global_path: config::global_config_path(xdg.as_deref(), home.as_deref()),
-            own_state: config::own_state_dirs(xdg.as_deref(), xdg_cache.as_deref()),
+            global_path: ConfigLayer::global_path(xdg.as_deref(), home.as_deref()),
+            own_state: Invocation::xdg_own_state(xdg.as_deref(), xdg_cache.as_deref()),
             cache_base: crate::cache::base_dir(home.as_deref(), xdg_cache.as_deref()),
             home,
             cwd,
@@ -48,12 +49,12 @@ impl Context {
     /// The global file if it exists, and the project file at the workspace root if it exists.
     pub fn layers(&self) -> Result<(Option<ConfigLayer>, Option<ConfigLayer>), CliError> {
         let global = match &self.global_path {
-            Some(path) if path.exists() => Some(config::load_file(path, LayerKind::Global)?),
+            Some(path) if path.exists() => Some(ConfigLayer::load(path, LayerKind::Global)?),
             _ => None,
         };
-        let project_path = self.cwd.join(config::PROJECT_FILE);
+        let project_path = self.cwd.join(ConfigLayer::PROJECT_FILE);
         let project = if project_path.exists() {
-            Some(config::load_file(&project_path, LayerKind::Project)?)
+            Some(ConfigLayer::load(&project_path, LayerKind::Project)?)
         } else {
             None
         };
@@ -61,9 +62,9 @@ impl Context {
     }
 
     /// The effective policy for these overrides.
-    pub fn effective(&self, overrides: &Overrides) -> Result<config::Effective, CliError> {
+    pub fn effective(&self, overrides: &Overrides) -> Result<Effective, CliError> {
         let (global, project) = self.layers()?;
-        Ok(config::effective_policy(
+        Ok(effective_policy(
             global.as_ref(),
             project.as_ref(),
             overrides,
