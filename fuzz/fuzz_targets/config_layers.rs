@@ -14,9 +14,9 @@
 
 use std::path::{Path, PathBuf};
 
-use cordon_policy::config::{ConfigLayer, LayerKind, Overrides, effective_policy, parse_str};
 use cordon_policy::{
-    FakeHost, HostFacts, Invocation, Network, Plan, Policy, Posture, Profile, Unavailable,
+    ConfigLayer, FakeHost, HostFacts, Invocation, LayerKind, Network, Overrides, Plan, Policy,
+    Posture, Profile, Unavailable, effective_policy,
 };
 use libfuzzer_sys::fuzz_target;
 
@@ -84,7 +84,7 @@ fuzz_target!(|data: &[u8]| {
 });
 
 fn layer(text: &str, file: &str, kind: LayerKind) -> Option<ConfigLayer> {
-    match parse_str(text, Path::new(file), kind) {
+    match ConfigLayer::parse(text, Path::new(file), kind) {
         Ok(l) => Some(l),
         Err(e) => {
             let message = e.to_string();

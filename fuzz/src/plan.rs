@@ -130,7 +130,7 @@ pub fn decode(lines: &[Line]) -> Option<Case> {
             b'M' => plan.posture = Posture::Minimal,
             b'N' => plan.network = Network::Allowed,
             // A plan never holds a writable root in a system tree (`Plan::resolve` refuses it).
-            b'w' if !cordon_policy::defaults::SYSTEM_TREES
+            b'w' if !cordon_policy::Plan::SYSTEM_TREES
                 .iter()
                 .any(|t| p.starts_with(t)) =>
             {

@@ -130,7 +130,7 @@ use std::fmt;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-use cordon_policy::paths::DisplayPath;
+use cordon_policy::DisplayPath;
 use cordon_policy::{GuardedPlan, Network};
 
 pub use error::BwrapError;

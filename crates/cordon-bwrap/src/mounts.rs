@@ -43,7 +43,7 @@ use std::collections::HashSet;
 use std::ffi::{OsStr, OsString};
 use std::path::{Component, Path};
 
-use cordon_policy::paths::DisplayPath;
+use cordon_policy::DisplayPath;
 use cordon_policy::{EntryKind, Plan, Posture};
 
 use crate::error::BwrapError;

@@ -12,8 +12,8 @@ use serde::{Deserialize, Serialize};
 ///
 /// `pass` names are copied from the host only when they do not read as a credential;
 /// `set` values are applied inside the jail, never to the launcher's own process. `owned` values
-/// are cordon's own (its private toolchain caches, `cordon_policy::caches`): they replace a host
-/// or `pass` value of the same name, and an explicit `set` value replaces them.
+/// are cordon's own (its private toolchain caches, `cordon_policy::CacheLayout`): they replace a
+/// host or `pass` value of the same name, and an explicit `set` value replaces them.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct EnvPolicy {
     /// Host variables passed through by name.

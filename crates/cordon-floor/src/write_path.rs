@@ -59,7 +59,7 @@ pub fn validate_write_path(path: &Path, plan: &Plan) -> Result<WritePath, FloorE
     else {
         return Err(FloorError::OutsideWritable {
             path: clean,
-            writable: cordon_policy::paths::list(&plan.writable),
+            writable: cordon_policy::DisplayPath::list(&plan.writable),
         });
     };
     let relative = clean

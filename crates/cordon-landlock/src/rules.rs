@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Component, Path, PathBuf};
 
-use cordon_policy::paths::DisplayPath;
+use cordon_policy::DisplayPath;
 use cordon_policy::{EntryKind, Network, Plan, Posture};
 
 use crate::access::Access;

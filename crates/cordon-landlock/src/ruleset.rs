@@ -6,7 +6,7 @@ use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use cordon_policy::paths::DisplayPath;
+use cordon_policy::DisplayPath;
 use rustix::fs::{FileType, Mode, OFlags, ResolveFlags};
 
 use crate::access::{Abi, Access, Feature};

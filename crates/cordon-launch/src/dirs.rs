@@ -53,7 +53,7 @@ impl CordonDirs {
     /// The global configuration file: `$XDG_CONFIG_HOME/cordon/config.toml`, else
     /// `~/.config/cordon/config.toml` (it may not exist).
     pub fn global_config(&self) -> Option<PathBuf> {
-        cordon_policy::config::global_config_path(
+        cordon_policy::ConfigLayer::global_path(
             self.xdg_config_home.as_deref().map(Path::as_os_str),
             self.home.as_deref().map(Path::as_os_str),
         )
@@ -62,7 +62,7 @@ impl CordonDirs {
     /// The base of every workspace's private toolchain cache: `<cache>/tools`.
     pub fn tools_caches(&self) -> Option<PathBuf> {
         self.cache()
-            .map(|c| c.join(cordon_policy::caches::TOOLS_DIR))
+            .map(|c| c.join(cordon_policy::CacheLayout::TOOLS_DIR))
     }
 
     /// The bubblewrap probe's cache file for this user: `<cache>/probe-<euid>.json`.
@@ -82,7 +82,7 @@ impl CordonDirs {
     /// [`cordon_policy::Invocation::with_own_state`] (the defaults below the home directory are
     /// the policy's own).
     pub fn own_state(&self) -> Vec<PathBuf> {
-        cordon_policy::config::own_state_dirs(
+        cordon_policy::Invocation::xdg_own_state(
             self.xdg_config_home.as_deref().map(Path::as_os_str),
             self.xdg_cache_home.as_deref().map(Path::as_os_str),
         )

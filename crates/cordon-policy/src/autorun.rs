@@ -10,7 +10,7 @@
 //!   policy ([`root_paths`]); a [`Matcher::RootPattern`] entry (`*.code-workspace`) is matched
 //!   against the names of one `readdir` of each root when the plan is resolved.
 //! - [`Scope::GitDir`] entries are relative to every git directory found from the repository's
-//!   own structure ([`crate::gitdirs`]): the repository's `.git`, each linked worktree's
+//!   own structure (`GitLayout::discover`): the repository's `.git`, each linked worktree's
 //!   administrative directory and each submodule's directory below `.git/modules`.
 //!
 //! Every entry is [`Protection::ReadOnly`] today: bound read-only under bubblewrap, kept out of
@@ -27,7 +27,7 @@
 
 /// How an entry is matched.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Matcher {
+pub(crate) enum Matcher {
     /// A relative path, matched exactly.
     Path(&'static str),
     /// A pattern on the names directly in the root: one `*` stands for any run of characters
@@ -37,7 +37,7 @@ pub enum Matcher {
 
 /// Where an entry's path is relative to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scope {
+pub(crate) enum Scope {
     /// Each granted writable root.
     Root,
     /// Each git directory found from the repository's structure.
@@ -68,7 +68,7 @@ pub enum When {
 
 /// How an entry is kept from the jail.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Protection {
+pub(crate) enum Protection {
     /// Read-only (bound read-only, denied by name, or outside the write grants).
     ReadOnly,
     /// Writable while the command runs, its content read at launch and put back after the run
@@ -82,9 +82,9 @@ pub enum Protection {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AutoRun {
     /// Where it is.
-    pub matcher: Matcher,
+    pub(crate) matcher: Matcher,
     /// What its path is relative to.
-    pub scope: Scope,
+    pub(crate) scope: Scope,
     /// The program that runs it (or runs what it names).
     pub program: &'static str,
     /// When.
@@ -92,7 +92,7 @@ pub struct AutoRun {
     /// Why it is protected: what a planted copy would do.
     pub why: &'static str,
     /// How it is protected.
-    pub protection: Protection,
+    pub(crate) protection: Protection,
 }
 
 const fn root(path: &'static str, program: &'static str, when: When, why: &'static str) -> AutoRun {
@@ -146,9 +146,10 @@ const fn submodule(path: &'static str, when: When, why: &'static str) -> AutoRun
 
 use When::{AgentStart, Commit, ContainerStart, CordonRun, EnterDirectory, FolderOpen, GitCommand};
 
-/// The registry. Order is for the reader; nothing depends on it. One entry per line.
+/// The registry ([`AutoRun::REGISTRY`]). Order is for the reader; nothing depends on it. One
+/// entry per line.
 #[rustfmt::skip]
-pub const REGISTRY: &[AutoRun] = &[
+const REGISTRY: &[AutoRun] = &[
     // Git, in every git directory the repository's structure names.
     git("hooks", Commit, "an executable hook runs at the hook's event"),
     git("config", GitCommand, "core.fsmonitor, core.hooksPath, core.pager, aliases, filter and diff drivers name programs git runs"),
@@ -213,24 +214,46 @@ pub const REGISTRY: &[AutoRun] = &[
     root(".cordon.toml", "cordon", CordonRun, "the project configuration (tighten-only, but trusted to be the project's own)"),
 ];
 
+impl AutoRun {
+    /// The registry: every auto-run file or directory cordon knows, one entry each.
+    pub const REGISTRY: &'static [AutoRun] = REGISTRY;
+
+    /// The root-scope patterns (`*.code-workspace`), matched against the names directly in each
+    /// root (one `*` stands for any run of characters).
+    pub fn root_patterns() -> impl Iterator<Item = &'static str> {
+        REGISTRY.iter().filter_map(|e| match (e.scope, e.matcher) {
+            (Scope::Root, Matcher::RootPattern(p)) => Some(p),
+            _ => None,
+        })
+    }
+
+    /// Whether a name directly in a root is an auto-run name of the registry (exact or pattern).
+    pub fn is_root_name(name: &str) -> bool {
+        AutoRun::for_root_name(name).is_some()
+    }
+
+    /// The registry entry a name directly in a root belongs to (exact or pattern).
+    pub fn for_root_name(name: &str) -> Option<&'static AutoRun> {
+        REGISTRY.iter().find(|e| {
+            e.scope == Scope::Root
+                && match e.matcher {
+                    Matcher::Path(p) => p == name,
+                    Matcher::RootPattern(p) => pattern_matches(p, name),
+                }
+        })
+    }
+}
+
 /// The root-scope exact paths: protected paths of every default policy.
-pub fn root_paths() -> impl Iterator<Item = &'static str> {
+pub(crate) fn root_paths() -> impl Iterator<Item = &'static str> {
     REGISTRY.iter().filter_map(|e| match (e.scope, e.matcher) {
         (Scope::Root, Matcher::Path(p)) => Some(p),
         _ => None,
     })
 }
 
-/// The root-scope patterns, matched against the names directly in each root.
-pub fn root_patterns() -> impl Iterator<Item = &'static str> {
-    REGISTRY.iter().filter_map(|e| match (e.scope, e.matcher) {
-        (Scope::Root, Matcher::RootPattern(p)) => Some(p),
-        _ => None,
-    })
-}
-
 /// The paths inside every git directory (main repository, linked worktree).
-pub fn git_dir_paths() -> impl Iterator<Item = &'static str> {
+pub(crate) fn git_dir_paths() -> impl Iterator<Item = &'static str> {
     REGISTRY.iter().filter_map(|e| match (e.scope, e.matcher) {
         (Scope::GitDir, Matcher::Path(p)) => Some(p),
         _ => None,
@@ -239,7 +262,7 @@ pub fn git_dir_paths() -> impl Iterator<Item = &'static str> {
 
 /// The paths inside a submodule's git directory, with how each is protected: the
 /// [`Scope::GitDir`] entries, overridden by the [`Scope::SubmoduleGitDir`] ones.
-pub fn submodule_dir_paths() -> Vec<(&'static str, Protection)> {
+pub(crate) fn submodule_dir_paths() -> Vec<(&'static str, Protection)> {
     let mut out: Vec<(&'static str, Protection)> = Vec::new();
     for scope in [Scope::GitDir, Scope::SubmoduleGitDir] {
         for e in REGISTRY.iter().filter(|e| e.scope == scope) {
@@ -253,7 +276,7 @@ pub fn submodule_dir_paths() -> Vec<(&'static str, Protection)> {
 }
 
 /// Whether `name` (one path component) matches `pattern` (at most one `*`).
-pub fn pattern_matches(pattern: &str, name: &str) -> bool {
+pub(crate) fn pattern_matches(pattern: &str, name: &str) -> bool {
     match pattern.split_once('*') {
         None => pattern == name,
         Some((prefix, suffix)) => {
@@ -262,28 +285,6 @@ pub fn pattern_matches(pattern: &str, name: &str) -> bool {
                 && name.ends_with(suffix)
         }
     }
-}
-
-/// Whether a name directly in a root is an auto-run name of the registry (exact or pattern).
-pub fn is_root_name(name: &str) -> bool {
-    REGISTRY.iter().any(|e| {
-        e.scope == Scope::Root
-            && match e.matcher {
-                Matcher::Path(p) => p == name,
-                Matcher::RootPattern(p) => pattern_matches(p, name),
-            }
-    })
-}
-
-/// The registry entry a root-level name belongs to.
-pub fn entry_for_root_name(name: &str) -> Option<&'static AutoRun> {
-    REGISTRY.iter().find(|e| {
-        e.scope == Scope::Root
-            && match e.matcher {
-                Matcher::Path(p) => p == name,
-                Matcher::RootPattern(p) => pattern_matches(p, name),
-            }
-    })
 }
 
 #[cfg(test)]
@@ -348,10 +349,10 @@ mod tests {
             ".roo",
             ".amazonq",
         ] {
-            assert!(is_root_name(name), "{name}");
+            assert!(AutoRun::is_root_name(name), "{name}");
         }
-        assert!(!is_root_name("src") && !is_root_name(".code-workspace-notes/x"));
-        assert!(!is_root_name("README.md") && !is_root_name(".gitignore"));
+        assert!(!AutoRun::is_root_name("src") && !AutoRun::is_root_name(".code-workspace-notes/x"));
+        assert!(!AutoRun::is_root_name("README.md") && !AutoRun::is_root_name(".gitignore"));
         let git: Vec<_> = git_dir_paths().collect();
         for p in [
             "hooks",

@@ -2,7 +2,7 @@
 
 /// Credential masks below the home directory: unreadable in every profile unless a global
 /// configuration or the caller removes them (which `cordon audit` reports).
-pub const HOME_CREDENTIAL_MASKS: &[&str] = &[
+pub(crate) const HOME_CREDENTIAL_MASKS: &[&str] = &[
     // Keys and agents.
     ".ssh",
     ".gnupg",
@@ -58,7 +58,7 @@ pub const HOME_CREDENTIAL_MASKS: &[&str] = &[
 
 /// Credential masks at absolute paths: readable by root without any capability, so they need a
 /// mask even though file permissions protect them from other users.
-pub const SYSTEM_CREDENTIAL_MASKS: &[&str] = &[
+pub(crate) const SYSTEM_CREDENTIAL_MASKS: &[&str] = &[
     "/etc/shadow",
     "/etc/gshadow",
     "/etc/shadow-",
@@ -77,12 +77,12 @@ pub const SYSTEM_CREDENTIAL_MASKS: &[&str] = &[
 /// trusted and able to remove default masks; the probe cache): read-only in every jail, whatever
 /// the writable roots. `XDG_CONFIG_HOME` and `XDG_CACHE_HOME` add their `cordon` directories
 /// through [`crate::Invocation::own_state`].
-pub const OWN_STATE_IN_HOME: &[&str] = &[".config/cordon", ".cache/cordon"];
+pub(crate) const OWN_STATE_IN_HOME: &[&str] = &[".config/cordon", ".cache/cordon"];
 
 /// System trees bound read-only in the minimal posture (when they exist): the loader's and the
 /// toolchains' trees, and the parts of `/etc` that programs need to start, resolve names and
 /// verify certificates.
-pub const MINIMAL_SYSTEM_TREES: &[&str] = &[
+pub(crate) const MINIMAL_SYSTEM_TREES: &[&str] = &[
     "/usr",
     "/bin",
     "/sbin",
@@ -109,20 +109,20 @@ pub const MINIMAL_SYSTEM_TREES: &[&str] = &[
 
 /// Toolchain trees below the home directory bound read-only in the minimal posture, so language
 /// runtimes installed per user still start. Credential masks inside them still apply.
-pub const MINIMAL_HOME_TREES: &[&str] = &[".rustup", ".cargo", ".pyenv", ".nvm"];
+pub(crate) const MINIMAL_HOME_TREES: &[&str] = &[".rustup", ".cargo", ".pyenv", ".nvm"];
 
 /// Directories replaced by private, empty ones in every jail: the shared temporary directories and
 /// `/run` (which holds the host's sockets: D-Bus, container engines, agent sockets).
-pub const PRIVATE_DIRS: &[&str] = &["/tmp", "/var/tmp", "/run"];
+pub(crate) const PRIVATE_DIRS: &[&str] = &["/tmp", "/var/tmp", "/run"];
 
 /// Top-level system trees: neither they nor anything below them may become writable.
-pub const SYSTEM_TREES: &[&str] = &[
+pub(crate) const SYSTEM_TREES: &[&str] = &[
     "/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/boot", "/dev",
     "/proc", "/sys",
 ];
 
 /// Directories too broad to become writable themselves (what lies below them may).
-pub const BROAD_DIRS: &[&str] = &[
+pub(crate) const BROAD_DIRS: &[&str] = &[
     "/", "/var", "/home", "/opt", "/srv", "/mnt", "/media", "/run", "/tmp", "/var/tmp", "/root",
     "/snap", "/nix",
 ];

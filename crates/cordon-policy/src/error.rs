@@ -78,7 +78,7 @@ pub enum PolicyError {
         path: PathBuf,
     },
     /// The working directory lies outside every writable root.
-    #[error("cwd {} is outside the writable set {}", show(.cwd), crate::paths::list(.writable))]
+    #[error("cwd {} is outside the writable set {}", show(.cwd), DisplayPath::list(.writable))]
     CwdOutsideWritable {
         /// The canonical cwd.
         cwd: PathBuf,

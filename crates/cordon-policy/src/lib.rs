@@ -1,25 +1,33 @@
-//! cordon's policy model: what a jailed command may do, as plain data.
+//! cordon's policy model: what a jailed command may do, as plain data, and the plan it resolves
+//! to on one host.
 //!
 //! A [`Policy`] starts from one of eight named [`Profile`]s and is refined by configuration
 //! layers: the user's global file, the repository's `.cordon.toml` (which may only tighten), and
-//! the caller's overrides ([`config`]). A policy is host-independent and immutable once built; it
-//! carries a stable [`PolicyHash`] over its normalized form and a format epoch, so a harness can
-//! tell when the meaning of a policy changed.
+//! the caller's [`Overrides`] ([`ConfigLayer`], combined by [`effective_policy`]; [`audit`] runs
+//! a reviewer's named checks over them). A policy is host-independent and immutable once built;
+//! it carries a stable [`PolicyHash`] over its normalized form and a format epoch, so a harness
+//! can tell when the meaning of a policy changed.
 //!
 //! A [`Plan`] is a policy resolved against one invocation on one host, through the small
 //! [`HostFacts`] trait: every path canonical, writable roots checked against the path rules (no
 //! broad or system roots, no root inside a credential mask, the cwd inside the writable set),
 //! masks and protected paths that exist listed, and the ones left out listed with the reason.
 //! [`Plan::guard`] closes, in the plan itself, what read-only binds of the protected paths leave
-//! open ([`guard`]): it pins the directories above them and lists the placeholders to make for
-//! missing ones, as a [`GuardedPlan`]. The bubblewrap generator takes a `GuardedPlan` (so no
-//! caller can build a jail without the guard); the Seatbelt and Landlock generators take a
-//! `Plan` (a `GuardedPlan` dereferences to one) and the host facts they need.
+//! open: it pins the directories above them and lists the placeholders to make for missing ones,
+//! as a [`GuardedPlan`]. The bubblewrap generator takes a `GuardedPlan` (so no caller can build a
+//! jail without the guard); the Seatbelt and Landlock generators take a `Plan` (a `GuardedPlan`
+//! dereferences to one) and the host facts they need.
+//!
+//! Every public name is exported at the crate root; the modules behind them are private. The
+//! model (policy, profiles, configuration layers, audit) and the plan (resolution, its parts,
+//! the guard, the host facts) are separate module trees, and the model does not depend on the
+//! plan.
 //!
 //! This crate does not spawn processes, touch the environment, or enforce anything: it reads the
-//! host only through [`HostFacts`] (and [`config::load_file`] reads the file it is given). It
-//! depends on `cordon-env` (which defines [`EnvPolicy`], re-exported here), serde, toml, thiserror
-//! and sha2 only, so a harness can use it on its own.
+//! host only through [`HostFacts`] (and [`ConfigLayer::load`] reads the file it is given). It
+//! depends on `cordon-env` (which defines [`EnvPolicy`], re-exported here), `cordon-proxy` (the
+//! `network.allow` patterns; it depends on thiserror only), serde (with toml for the files and
+//! serde_json for the hash's input), thiserror and sha2 only, so a harness can use it on its own.
 //!
 //! ```
 //! use cordon_policy::{FakeHost, Invocation, Network, Plan, Policy, Profile};
@@ -42,32 +50,37 @@
 //! # Ok::<(), cordon_policy::PolicyError>(())
 //! ```
 
-pub mod audit;
-pub mod autorun;
-pub mod caches;
-pub mod config;
-pub mod defaults;
+mod autorun;
+mod defaults;
 mod error;
-pub mod gitdirs;
-pub mod guard;
-pub mod home;
-mod host;
 mod model;
-pub mod paths;
+mod paths;
 mod plan;
-mod policy;
-mod profile;
 
 pub use cordon_env::EnvPolicy;
+
+// Shared by the model and the plan.
+pub use autorun::{AutoRun, When};
 pub use error::PolicyError;
-pub use guard::{ConfigBroker, GuardedPlan, Placeholder, PlaceholderKind};
-pub use home::HomeMode;
-pub use host::{EntryKind, FakeHost, HostFacts, RealHost};
-pub use model::{Limits, Network, Posture, Unavailable};
-pub use paths::PathSpec;
-pub use plan::{
-    Bind, CachePlan, CredentialMask, HomeTree, Invocation, Plan, ProtectedPath, RelocatedStore,
-    SkipReason, Skipped, Symlink,
+pub use paths::{DisplayPath, PathSpec};
+
+// The policy model.
+pub use model::audit::{AuditReport, Check, audit};
+pub use model::config::{ConfigLayer, Effective, LayerKind, Overrides, effective_policy};
+pub use model::modes::{HomeMode, Limits, Network, Posture, Unavailable};
+pub use model::policy::{Policy, PolicyBuilder, PolicyHash, Source, WritableSpec};
+pub use model::profile::Profile;
+
+// The plan, resolved against a host, and its guard.
+pub use plan::caches::{CacheLayout, CacheLink, ToolCache};
+pub use plan::gitdirs::GitLayout;
+pub use plan::guard::{
+    BROKER_BOUND, BROKER_POINTER, COMMONDIR_SELF, ConfigBroker, GuardedPlan, Placeholder,
+    PlaceholderKind,
 };
-pub use policy::{POLICY_FORMAT_EPOCH, Policy, PolicyBuilder, PolicyHash, Source, WritableSpec};
-pub use profile::{Profile, ProfileDefaults};
+pub use plan::host::{EntryKind, FakeHost, HostFacts, RealHost};
+pub use plan::parts::{
+    Bind, CachePlan, CredentialMask, HomeTree, ProtectedPath, RelocatedStore, SkipReason, Skipped,
+    Symlink,
+};
+pub use plan::{Invocation, Plan};

@@ -1,4 +1,5 @@
-//! Paths as a policy names them, before they meet a host.
+//! Paths as a policy names them, before they meet a host ([`PathSpec`]), paths displayed
+//! losslessly ([`DisplayPath`]), and the helpers both the model and the plan use.
 
 use std::fmt;
 use std::os::unix::ffi::OsStrExt;
@@ -86,7 +87,7 @@ fn join_rel(base: &Path, rel: &Path) -> PathBuf {
 
 /// Refuses a path containing a NUL byte: no kernel call can name it, and a generator that passed it
 /// on would cut it short somewhere else.
-pub fn check_no_nul(path: &Path) -> Result<(), PolicyError> {
+pub(crate) fn check_no_nul(path: &Path) -> Result<(), PolicyError> {
     if path.as_os_str().as_bytes().contains(&0) {
         return Err(PolicyError::NulByte {
             path: DisplayPath(path.to_path_buf()).to_string(),
@@ -151,6 +152,17 @@ impl fmt::Display for DisplayPath {
     }
 }
 
+impl DisplayPath {
+    /// Joins paths for an error message, each displayed losslessly: `[/a, /b]`.
+    pub fn list(paths: &[PathBuf]) -> String {
+        let parts: Vec<String> = paths
+            .iter()
+            .map(|p| DisplayPath(p.clone()).to_string())
+            .collect();
+        format!("[{}]", parts.join(", "))
+    }
+}
+
 impl Serialize for DisplayPath {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.collect_str(self)
@@ -158,12 +170,15 @@ impl Serialize for DisplayPath {
 }
 
 /// Serializes a `PathBuf` through [`DisplayPath`]; for `#[serde(serialize_with)]`.
-pub fn serialize_path<S: Serializer>(path: &Path, serializer: S) -> Result<S::Ok, S::Error> {
+pub(crate) fn serialize_path<S: Serializer>(path: &Path, serializer: S) -> Result<S::Ok, S::Error> {
     serializer.collect_str(&DisplayPath(path.to_path_buf()))
 }
 
 /// Serializes a list of paths through [`DisplayPath`]; for `#[serde(serialize_with)]`.
-pub fn serialize_paths<S: Serializer>(paths: &[PathBuf], serializer: S) -> Result<S::Ok, S::Error> {
+pub(crate) fn serialize_paths<S: Serializer>(
+    paths: &[PathBuf],
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
     use serde::ser::SerializeSeq;
     let mut seq = serializer.serialize_seq(Some(paths.len()))?;
     for p in paths {
@@ -172,17 +187,8 @@ pub fn serialize_paths<S: Serializer>(paths: &[PathBuf], serializer: S) -> Resul
     seq.end()
 }
 
-/// Joins paths for an error message: `[/a, /b]`.
-pub fn list(paths: &[PathBuf]) -> String {
-    let parts: Vec<String> = paths
-        .iter()
-        .map(|p| DisplayPath(p.clone()).to_string())
-        .collect();
-    format!("[{}]", parts.join(", "))
-}
-
 /// True when `path` is `base` or lies below it, compared component by component.
-pub fn is_within(path: &Path, base: &Path) -> bool {
+pub(crate) fn is_within(path: &Path, base: &Path) -> bool {
     path.starts_with(base)
 }
 

@@ -9,7 +9,6 @@ use std::collections::{BTreeMap, HashSet};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use cordon_policy::paths::is_within;
 use cordon_policy::{Network, Plan, Posture, SkipReason};
 
 use crate::error::{SeatbeltError, show};
@@ -214,7 +213,7 @@ fn pins(req: &Request<'_>, paths: &Paths) -> Result<Vec<PathBuf>, SeatbeltError>
     }
     for dir in guarded {
         for root in &roots {
-            if !is_within(&dir, root) {
+            if !dir.starts_with(root) {
                 continue;
             }
             for ancestor in dir.ancestors() {
@@ -351,7 +350,7 @@ pub(crate) fn generate(req: &Request<'_>) -> Result<(String, Vec<Param>), Seatbe
     // so a file created later under such a name is denied too, in every granted root.
     let mut deny_write = req.extras.deny_write.clone();
     for root in plan.writable.iter().chain(&plan.inner_roots) {
-        for pattern in cordon_policy::autorun::root_patterns() {
+        for pattern in cordon_policy::AutoRun::root_patterns() {
             let rule = GlobRule::new(root.clone(), pattern);
             // A root so long that the expression passes Seatbelt's length limit keeps only the
             // names that existed at launch (protected by path): docs/limits.md.
@@ -370,7 +369,7 @@ pub(crate) fn generate(req: &Request<'_>) -> Result<(String, Vec<Param>), Seatbe
     match plan.posture {
         Posture::Host => {
             // Reads of what lies inside a private directory are given back below it.
-            let inside_private = |p: &PathBuf| paths.private.iter().any(|d| is_within(p, d));
+            let inside_private = |p: &PathBuf| paths.private.iter().any(|d| p.starts_with(d));
             let mut back = Vec::new();
             for p in paths.writable.iter().filter(|p| inside_private(p)) {
                 back.push(Filter::Subpath(Operand::Param(params.name("WRITABLE", p))));

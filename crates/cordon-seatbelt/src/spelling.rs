@@ -11,7 +11,6 @@
 use std::path::{Path, PathBuf};
 
 use cordon_policy::HostFacts;
-use cordon_policy::paths::is_within;
 
 /// macOS's top-level symlinks into `/private`, present on every installation, whatever the host
 /// that resolved the plan says.
@@ -66,7 +65,7 @@ fn resolve(path: &Path, host: &dyn HostFacts) -> Option<PathBuf> {
 
 /// True when `path` lies strictly below `root`.
 pub(crate) fn strictly_within(path: &Path, root: &Path) -> bool {
-    path != root && is_within(path, root)
+    path != root && path.starts_with(root)
 }
 
 #[cfg(test)]

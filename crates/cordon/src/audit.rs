@@ -2,8 +2,7 @@
 
 use std::io::Write;
 
-use cordon_policy::audit::{AuditReport, Check, audit_with};
-use cordon_policy::config::{self, ConfigLayer, LayerKind};
+use cordon_policy::{AuditReport, Check, ConfigLayer, LayerKind, Overrides, audit};
 
 use crate::cli::AuditArgs;
 use crate::context::Context;
@@ -14,12 +13,15 @@ pub fn run(args: &AuditArgs, out: &mut dyn Write) -> Result<bool, CliError> {
     let ctx = Context::from_process(None)?;
     let (global, project) = match &args.config {
         Some(file) => {
-            let kind = if file.file_name().is_some_and(|n| n == config::PROJECT_FILE) {
+            let kind = if file
+                .file_name()
+                .is_some_and(|n| n == ConfigLayer::PROJECT_FILE)
+            {
                 LayerKind::Project
             } else {
                 LayerKind::Global
             };
-            let layer = config::load_file(file, kind)?;
+            let layer = ConfigLayer::load(file, kind)?;
             match kind {
                 LayerKind::Global => (Some(layer), None),
                 LayerKind::Project => (None, Some(layer)),
@@ -29,13 +31,13 @@ pub fn run(args: &AuditArgs, out: &mut dyn Write) -> Result<bool, CliError> {
     };
     let home = ctx.home.as_deref().map(std::path::Path::new);
     let workspace = std::fs::canonicalize(&ctx.cwd).unwrap_or_else(|_| ctx.cwd.clone());
-    let mut overrides = config::Overrides::default();
+    let mut overrides = Overrides::default();
     for dir in &args.write {
         overrides
             .writable
             .push(std::path::absolute(dir).map_err(CliError::CurrentDir)?);
     }
-    let mut report = audit_with(
+    let mut report = audit(
         global.as_ref(),
         project.as_ref(),
         &overrides,
@@ -61,7 +63,7 @@ fn env_pass_check(global: Option<&ConfigLayer>, project: Option<&ConfigLayer>) -
     let flagged: Vec<String> = global
         .into_iter()
         .chain(project)
-        .flat_map(|l| l.config.env.pass.iter())
+        .flat_map(|l| l.env_pass().iter())
         .filter(|n| {
             cordon_env::reads_as_credential(n)
                 || cordon_env::classify(n).is_some_and(|c| !c.passes_from_host())
@@ -97,7 +99,7 @@ fn print_text(
             Some(l) => writeln!(
                 out,
                 "{what} file: {}",
-                cordon_policy::paths::DisplayPath(l.file.clone())
+                cordon_policy::DisplayPath(l.file.clone())
             )?,
             None => writeln!(out, "{what} file: none")?,
         }

@@ -4,7 +4,7 @@ use std::io::Write;
 
 use cordon_launch::CacheEntry;
 use cordon_launch::caches::{clear, entries};
-use cordon_policy::caches;
+use cordon_policy::{CacheLayout, ToolCache};
 use serde::Serialize;
 
 use crate::cli::{CacheArgs, CacheCommand};
@@ -19,7 +19,7 @@ struct ShowReport<'a> {
     total_bytes: u64,
     current: Option<String>,
     caches: &'a [CacheEntry],
-    tools: &'static [caches::ToolCache],
+    tools: &'static [ToolCache],
 }
 
 /// Runs `cordon cache show|clear`.
@@ -27,7 +27,7 @@ pub fn run(args: &CacheArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let ctx = Context::from_process(args.cwd.as_deref())?;
     let current = std::fs::canonicalize(&ctx.cwd)
         .ok()
-        .map(|w| caches::workspace_key(&w));
+        .map(|w| CacheLayout::workspace_key(&w));
     let base = ctx.cache_base.clone();
     match args.command {
         CacheCommand::Show => {
@@ -36,11 +36,11 @@ pub fn run(args: &CacheArgs, out: &mut dyn Write) -> Result<(), CliError> {
             if args.json {
                 let report = ShowReport {
                     base: base.as_ref().map(|b| b.display().to_string()),
-                    max_bytes: caches::DEFAULT_MAX_BYTES,
+                    max_bytes: CacheLayout::DEFAULT_MAX_BYTES,
                     total_bytes: total,
                     current: current.clone(),
                     caches: &list,
-                    tools: caches::TOOL_CACHES,
+                    tools: ToolCache::ALL,
                 };
                 serde_json::to_writer_pretty(&mut *out, &report)?;
                 writeln!(out)?;
@@ -68,7 +68,7 @@ pub fn run(args: &CacheArgs, out: &mut dyn Write) -> Result<(), CliError> {
                 out,
                 "{} cache(s), {total} of at most {} bytes",
                 list.len(),
-                caches::DEFAULT_MAX_BYTES
+                CacheLayout::DEFAULT_MAX_BYTES
             )?;
         }
         CacheCommand::Clear => {

@@ -5,8 +5,9 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use cordon_launch::{CordonDirs, Launcher};
-use cordon_policy::config::{self, ConfigLayer, LayerKind, Overrides};
-use cordon_policy::{Invocation, Plan, RealHost};
+use cordon_policy::{
+    ConfigLayer, Effective, Invocation, LayerKind, Overrides, Plan, RealHost, effective_policy,
+};
 
 use crate::error::CliError;
 
@@ -48,12 +49,12 @@ impl Context {
     /// The global file if it exists, and the project file at the workspace root if it exists.
     pub fn layers(&self) -> Result<(Option<ConfigLayer>, Option<ConfigLayer>), CliError> {
         let global = match &self.global_path {
-            Some(path) if path.exists() => Some(config::load_file(path, LayerKind::Global)?),
+            Some(path) if path.exists() => Some(ConfigLayer::load(path, LayerKind::Global)?),
             _ => None,
         };
-        let project_path = self.cwd.join(config::PROJECT_FILE);
+        let project_path = self.cwd.join(ConfigLayer::PROJECT_FILE);
         let project = if project_path.exists() {
-            Some(config::load_file(&project_path, LayerKind::Project)?)
+            Some(ConfigLayer::load(&project_path, LayerKind::Project)?)
         } else {
             None
         };
@@ -61,9 +62,9 @@ impl Context {
     }
 
     /// The effective policy for these overrides.
-    pub fn effective(&self, overrides: &Overrides) -> Result<config::Effective, CliError> {
+    pub fn effective(&self, overrides: &Overrides) -> Result<Effective, CliError> {
         let (global, project) = self.layers()?;
-        Ok(config::effective_policy(
+        Ok(effective_policy(
             global.as_ref(),
             project.as_ref(),
             overrides,

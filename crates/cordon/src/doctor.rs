@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::io::Write;
 
 use cordon_launch::{BackendReport, Launcher, ProbeOutcome, StageReport};
-use cordon_policy::config::Overrides;
+use cordon_policy::Overrides;
 use serde::Serialize;
 
 use crate::cli::DoctorArgs;

@@ -3,8 +3,8 @@
 use std::collections::BTreeMap;
 use std::io::Write;
 
-use cordon_policy::config::Overrides;
-use cordon_policy::paths::DisplayPath;
+use cordon_policy::DisplayPath;
+use cordon_policy::Overrides;
 use cordon_policy::{Limits, Plan, Policy, Source};
 use serde::Serialize;
 

@@ -5,8 +5,8 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use cordon_launch::{Forward, Launcher, RunRequest, RunStatus, SeatbeltBackend, SeatbeltConfig};
+use cordon_policy::Overrides;
 use cordon_policy::PlaceholderKind;
-use cordon_policy::config::Overrides;
 use cordon_policy::{Network, Plan, PolicyError};
 
 use crate::cli::{ExplainArgs, JailOptions, NetworkArg, PlatformArg, RunArgs};

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use cordon_policy::defaults::{HOME_CREDENTIAL_MASKS, SYSTEM_CREDENTIAL_MASKS};
+use cordon_policy::Policy;
 
 use super::harness::{Ctx, cut, q};
 use super::matrix::{Outcome, Verdict};
@@ -149,7 +149,7 @@ fn judge_leaks(ctx: &Ctx<'_>, out: &super::harness::RunOut, planted: usize) -> O
 fn as_files(ctx: &Ctx<'_>) -> Outcome {
     clear_home(ctx);
     let mut planted = Vec::new();
-    for m in HOME_CREDENTIAL_MASKS {
+    for m in Policy::HOME_CREDENTIAL_MASKS {
         let path = ctx.home.join(m);
         // A mask nested in another mask's path (none today) could not be both a file and a dir.
         if path.parent().is_some_and(|p| p.is_file()) {
@@ -166,7 +166,7 @@ fn as_files(ctx: &Ctx<'_>) -> Outcome {
 fn as_dirs(ctx: &Ctx<'_>) -> Outcome {
     clear_home(ctx);
     let mut planted = Vec::new();
-    for m in HOME_CREDENTIAL_MASKS {
+    for m in Policy::HOME_CREDENTIAL_MASKS {
         let path = ctx.home.join(m);
         if ctx.plant(&path.join("inner"), &ctx.secret(m)).is_ok()
             && ctx.plant(&path.join("sub/deep"), &ctx.secret(m)).is_ok()
@@ -207,7 +207,7 @@ fn deletion(ctx: &Ctx<'_>) -> Outcome {
         .filter(|s| ctx.home.join(s).exists())
         .map(|s| (*s).to_owned())
         .collect();
-    let list = HOME_CREDENTIAL_MASKS
+    let list = Policy::HOME_CREDENTIAL_MASKS
         .iter()
         .map(|p| q(p))
         .collect::<Vec<_>>()
@@ -278,7 +278,7 @@ fn links(ctx: &Ctx<'_>) -> Outcome {
 }
 
 fn system(ctx: &Ctx<'_>) -> Outcome {
-    let list = SYSTEM_CREDENTIAL_MASKS
+    let list = Policy::SYSTEM_CREDENTIAL_MASKS
         .iter()
         .map(|p| q(p))
         .collect::<Vec<_>>()

@@ -8,7 +8,7 @@ use crate::common::{
     FDS, argv, build_plan, env, features, line_of, plan_at, policy, read_options, typical_plan,
 };
 use cordon_bwrap::{BwrapError, Descriptors, Features, Request, STAGE_PATH, build};
-use cordon_policy::paths::PathSpec;
+use cordon_policy::PathSpec;
 use cordon_policy::{
     CredentialMask, EntryKind, FakeHost, Network, Plan, PolicyBuilder, Posture, Profile,
     ProtectedPath, Source,

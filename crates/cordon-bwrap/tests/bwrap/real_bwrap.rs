@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::Command;
 
 use cordon_bwrap::{Descriptors, Features, Request, build};
-use cordon_policy::paths::PathSpec;
+use cordon_policy::PathSpec;
 use cordon_policy::{Invocation, Plan, PolicyBuilder, Posture, Profile, RealHost, Source};
 
 const BWRAP: &str = "/usr/bin/bwrap";

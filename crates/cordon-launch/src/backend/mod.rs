@@ -48,7 +48,6 @@ pub(crate) fn stage_refusal(
     backend: &dyn Backend,
     plan: &cordon_policy::Plan,
 ) -> Option<LaunchError> {
-    use cordon_policy::paths::is_within;
     let stage = backend.stage_binary()?;
     let stage = std::fs::canonicalize(stage).unwrap_or_else(|_| stage.to_path_buf());
     let shown = stage.display().to_string();
@@ -61,7 +60,7 @@ pub(crate) fn stage_refusal(
     if !backend.runs_stage_in_place() {
         return None;
     }
-    if let Some(mask) = plan.masks.iter().find(|m| is_within(&stage, &m.target)) {
+    if let Some(mask) = plan.masks.iter().find(|m| stage.starts_with(&m.target)) {
         return Some(LaunchError::StageHidden {
             stage: shown,
             backend: backend.name(),

@@ -1,4 +1,4 @@
-//! The private toolchain caches on the host (`cordon_policy::caches` decides what they hold):
+//! The private toolchain caches on the host (`cordon_policy::CacheLayout` decides what they hold):
 //! a feature of the planning phase. [`crate::Launcher::plan`] creates the workspace's cache
 //! before the plan is resolved (the plan uses a cache that exists), and applies the size bound;
 //! `cordon cache show|clear` lists and removes them ([`entries`], [`clear`]). The CLI, `cordon
@@ -19,7 +19,7 @@ use std::os::unix::fs::{DirBuilderExt, MetadataExt};
 use std::path::{Component, Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use cordon_policy::caches::{self, CacheLayout};
+use cordon_policy::CacheLayout;
 use cordon_policy::{HostFacts, Posture};
 use rustix::fs::{Mode, OFlags};
 use rustix::io::Errno;
@@ -159,14 +159,15 @@ pub fn prepare(
         return Ok(Vec::new());
     };
     let (base, base_fd) = open_base(base)?;
-    let Ok(layout) = caches::layout(&base, &workspace, &home, policy.network(), host) else {
+    let Some(layout) = CacheLayout::for_workspace(&base, &workspace, &home, policy.network(), host)
+    else {
         return Ok(Vec::new());
     };
     make_layout(&base_fd, &layout)?;
-    let key = caches::workspace_key(&workspace);
+    let key = CacheLayout::workspace_key(&workspace);
     let stamp = base.join(format!("{key}{USED_SUFFIX}"));
     std::fs::write(&stamp, workspace.as_os_str().as_encoded_bytes()).map_err(io(&stamp))?;
-    bound(&base, &key, caches::DEFAULT_MAX_BYTES, false)
+    bound(&base, &key, CacheLayout::DEFAULT_MAX_BYTES, false)
 }
 
 /// The planning phase of the caches: [`prepare`] for the invocation's cache base, if it names
@@ -352,7 +353,7 @@ mod tests {
             root: root.clone(),
             vars: Default::default(),
             dirs: vec![root.join("m2/repository"), root.join("go-build")],
-            links: vec![caches::CacheLink {
+            links: vec![cordon_policy::CacheLink {
                 link: root.join("m2/registry"),
                 target: PathBuf::from("/nowhere"),
             }],

@@ -87,10 +87,10 @@ pub(crate) fn shadow_name(git_dir: &Path) -> PathBuf {
     git_dir.join(format!("{SHADOW_PREFIX}{}", crate::host::token::nonce()))
 }
 
-/// The [`cordon_policy::guard::BROKER_BOUND`] directories `dir` (a `.git`, or a shadow once
+/// The [`cordon_policy::BROKER_BOUND`] directories `dir` (a `.git`, or a shadow once
 /// made) has.
 pub(crate) fn bound_dirs(dir: &Path) -> Vec<&'static str> {
-    cordon_policy::guard::BROKER_BOUND
+    cordon_policy::BROKER_BOUND
         .iter()
         .copied()
         .filter(|d| std::fs::symlink_metadata(dir.join(d)).is_ok_and(|m| m.is_dir()))
@@ -180,7 +180,7 @@ fn make(git_dir: &Path, binary: Option<&Path>, cleanup: &mut Cleanup) -> Option<
         std::fs::write(shadow.join("config"), &base)?;
         let mut pointer = shadow.as_os_str().as_encoded_bytes().to_vec();
         pointer.push(b'\n');
-        std::fs::write(shadow.join(cordon_policy::guard::BROKER_POINTER), pointer)?;
+        std::fs::write(shadow.join(cordon_policy::BROKER_POINTER), pointer)?;
         let mut names: Vec<std::ffi::OsString> = std::fs::read_dir(git_dir)?
             .filter_map(|e| e.ok().map(|e| e.file_name()))
             .collect();
@@ -191,9 +191,7 @@ fn make(git_dir: &Path, binary: Option<&Path>, cleanup: &mut Cleanup) -> Option<
             let skip = name == "config"
                 || name == "commondir"
                 || name.to_string_lossy().starts_with(SHADOW_PREFIX);
-            let bound = cordon_policy::guard::BROKER_BOUND
-                .iter()
-                .any(|b| name == *b);
+            let bound = cordon_policy::BROKER_BOUND.iter().any(|b| name == *b);
             if bound {
                 // A mount point for bubblewrap's bind of the real directory.
                 std::fs::create_dir(shadow.join(&name))?;

@@ -6,7 +6,7 @@
 //! (`cordon-scan`) refuses any file with a hard link it did not see inside the roots; a single
 //! `cordon run` does not walk, so this check looks at exactly the files git shares: for every
 //! repository a writable root is or holds at its top (found from the structure,
-//! `cordon_policy::gitdirs`), one `readdir` of `objects`, `objects/pack`, `objects/info` and each
+//! `cordon_policy::GitLayout`), one `readdir` of `objects`, `objects/pack`, `objects/info` and each
 //! loose-object directory, and the link count of each file there; never the work tree. A file
 //! with more than one link is refused under the session walk's rule name, `outside-hard-link`,
 //! with the way out.
@@ -14,7 +14,7 @@
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use cordon_policy::{Plan, RealHost, gitdirs, paths::is_within};
+use cordon_policy::{GitLayout, Plan, RealHost};
 
 /// At most this many object files are looked at per run; past it the run is refused (a
 /// repository with this many loose objects is overdue for `git gc`).
@@ -55,10 +55,10 @@ fn object_dirs(plan: &Plan) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = Vec::new();
     let roots = plan.writable.iter().chain(plan.inner_roots.iter());
     for root in roots {
-        for dir in gitdirs::discover(&host, root).git_dirs {
+        for dir in GitLayout::discover(&host, root).git_dirs {
             let objects = dir.join("objects");
             if objects.is_dir()
-                && plan.writable.iter().any(|w| is_within(&objects, w))
+                && plan.writable.iter().any(|w| objects.starts_with(w))
                 && !out.contains(&objects)
             {
                 out.push(objects);

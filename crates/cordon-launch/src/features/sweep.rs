@@ -24,7 +24,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use cordon_policy::autorun;
+use cordon_policy::AutoRun;
 use cordon_policy::{GuardedPlan, SkipReason};
 
 use crate::violations::{Violation, ViolationKind};
@@ -84,7 +84,7 @@ impl Sweep {
                     && s.path
                         .file_name()
                         .and_then(|n| n.to_str())
-                        .is_some_and(autorun::is_root_name);
+                        .is_some_and(AutoRun::is_root_name);
                 !top_name
             })
             .map(|s| s.path.clone())
@@ -120,7 +120,7 @@ impl Sweep {
                 let name = e.file_name();
                 let Some(text) = name.to_str() else { continue };
                 let path = root.join(&name);
-                if autorun::is_root_name(text) && !self.known.contains(&path) {
+                if AutoRun::is_root_name(text) && !self.known.contains(&path) {
                     found.push(path);
                 }
             }
@@ -193,7 +193,7 @@ fn restore(path: &Path, content: &[u8]) -> Violation {
 
 fn describe(path: &Path) -> String {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    match autorun::entry_for_root_name(name) {
+    match AutoRun::for_root_name(name) {
         Some(e) => format!("{} reads it ({:?}): {}", e.program, e.when, e.why),
         None => "a protected path".to_owned(),
     }
@@ -341,7 +341,7 @@ mod tests {
             .filter(|n| n.contains("cordon-quarantine"))
             .collect();
         assert_eq!(aside.len(), 2, "{aside:?}");
-        assert!(aside.iter().all(|n| !autorun::is_root_name(n)), "{aside:?}");
+        assert!(aside.iter().all(|n| !AutoRun::is_root_name(n)), "{aside:?}");
         // The existing `.vscode` (bound read-only in a jail) and ordinary files are left alone.
         assert!(work.join(".vscode/tasks.json").exists() && work.join("notes.txt").exists());
         assert!(sweep.run().is_empty(), "a second sweep finds nothing");

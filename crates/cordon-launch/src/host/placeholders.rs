@@ -1,4 +1,4 @@
-//! Placeholders: what the guard (`cordon_policy::guard`) asks to exist for a run, made and
+//! Placeholders: what the guard (`cordon_policy::GuardedPlan`) asks to exist for a run, made and
 //! removed so that no person's file is ever lost.
 //!
 //! - **A placeholder appears whole.** It is made under a unique temporary name, marked with the

@@ -38,7 +38,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use cordon_policy::guard::COMMONDIR_SELF;
+use cordon_policy::COMMONDIR_SELF;
 
 use crate::host::placeholders::{Kind, Placeholder, remove_any};
 

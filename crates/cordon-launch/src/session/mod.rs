@@ -22,7 +22,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use cordon_policy::Plan;
-use cordon_policy::paths::is_within;
 use cordon_scan::{Counts, DenyGlobs, Finding, SessionScan};
 use serde::Serialize;
 
@@ -67,7 +66,7 @@ fn outermost(plan: &Plan) -> Vec<PathBuf> {
     roots.sort();
     roots.dedup();
     let all = roots.clone();
-    roots.retain(|r| !all.iter().any(|o| o != r && is_within(r, o)));
+    roots.retain(|r| !all.iter().any(|o| o != r && r.starts_with(o)));
     roots
 }
 
@@ -117,7 +116,7 @@ impl Preparation {
         if let Some(r) = plan
             .writable
             .iter()
-            .find(|r| !walked.iter().any(|w| is_within(r, w)))
+            .find(|r| !walked.iter().any(|w| r.starts_with(w)))
         {
             return Err(format!(
                 "the writable root {} was not part of the session's preparation; prepare again",

@@ -19,7 +19,6 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 
-use cordon_policy::paths::is_within;
 use cordon_policy::{EntryKind, Plan, Posture};
 
 /// The first argument that selects the stage in a binary that embeds it.
@@ -413,9 +412,9 @@ pub(crate) fn self_check(plan: &Plan, status_fd: i32) -> SelfCheck {
         crate::host::token::nonce()
     );
     let hidden = |d: &Path| {
-        plan.writable.iter().any(|w| is_within(d, w))
-            || plan.private_dirs.iter().any(|p| is_within(d, p))
-            || plan.masks.iter().any(|m| is_within(d, &m.target))
+        plan.writable.iter().any(|w| d.starts_with(w))
+            || plan.private_dirs.iter().any(|p| d.starts_with(p))
+            || plan.masks.iter().any(|m| d.starts_with(&m.target))
     };
     let candidates: Vec<PathBuf> = match plan.posture {
         Posture::Host => plan

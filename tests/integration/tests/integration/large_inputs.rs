@@ -12,8 +12,10 @@ use std::path::{Path, PathBuf};
 
 use cordon_bwrap::{Descriptors, FEATURE_USES, Features, Request};
 use cordon_floor::{Floor, FloorConfig, Rule, Verdict};
-use cordon_policy::config::{LayerKind, Overrides, effective_policy, parse_str};
-use cordon_policy::{EntryKind, Invocation, Plan, PolicyError, RealHost, SkipReason};
+use cordon_policy::{
+    ConfigLayer, EntryKind, Invocation, LayerKind, Overrides, Plan, PolicyError, RealHost,
+    SkipReason, effective_policy,
+};
 use cordon_seatbelt::{GlobRule, SeatbeltError, SeatbeltExtras};
 
 /// Masks named by the project file; every other one exists.
@@ -45,7 +47,8 @@ impl Home {
     }
 
     fn plan_at(&self, cwd: &Path, project: &str) -> Result<Plan, PolicyError> {
-        let layer = parse_str(project, &self.work.join(".cordon.toml"), LayerKind::Project)?;
+        let layer =
+            ConfigLayer::parse(project, &self.work.join(".cordon.toml"), LayerKind::Project)?;
         let policy = effective_policy(None, Some(&layer), &Overrides::default())?.policy;
         Plan::resolve(&policy, &Invocation::at(cwd), &self.host())
     }

@@ -3,8 +3,10 @@
 
 use std::os::unix::fs::symlink;
 
-use cordon_policy::config::{LayerKind, Overrides, effective_policy, load_file};
-use cordon_policy::{EntryKind, Invocation, Plan, PolicyError, RealHost};
+use cordon_policy::{
+    ConfigLayer, EntryKind, Invocation, LayerKind, Overrides, Plan, PolicyError, RealHost,
+    effective_policy,
+};
 
 #[test]
 fn a_project_file_on_disk_resolves_against_the_real_host() {
@@ -20,7 +22,7 @@ fn a_project_file_on_disk_resolves_against_the_real_host() {
     )
     .unwrap();
 
-    let project = load_file(&work.join(".cordon.toml"), LayerKind::Project).unwrap();
+    let project = ConfigLayer::load(&work.join(".cordon.toml"), LayerKind::Project).unwrap();
     let policy = effective_policy(None, Some(&project), &Overrides::default())
         .unwrap()
         .policy;
@@ -69,7 +71,7 @@ fn a_project_root_that_symlinks_out_of_the_workspace_is_refused() {
     )
     .unwrap();
 
-    let project = load_file(&work.join(".cordon.toml"), LayerKind::Project).unwrap();
+    let project = ConfigLayer::load(&work.join(".cordon.toml"), LayerKind::Project).unwrap();
     let policy = effective_policy(None, Some(&project), &Overrides::default())
         .unwrap()
         .policy;

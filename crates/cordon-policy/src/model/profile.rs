@@ -4,8 +4,8 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use super::modes::{Limits, Network, Posture};
 use crate::error::PolicyError;
-use crate::model::{Limits, Network, Posture};
 
 const MIB: u64 = 1024 * 1024;
 const GIB: u64 = 1024 * MIB;
@@ -42,15 +42,15 @@ pub enum Profile {
 
 /// The starting point a profile gives before configuration layers apply.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ProfileDefaults {
+pub(crate) struct ProfileDefaults {
     /// Filesystem posture.
-    pub posture: Posture,
+    pub(crate) posture: Posture,
     /// Network.
-    pub network: Network,
+    pub(crate) network: Network,
     /// Limits.
-    pub limits: Limits,
+    pub(crate) limits: Limits,
     /// Whether a linked worktree's git administrative directories become writable.
-    pub git_admin_writable: bool,
+    pub(crate) git_admin_writable: bool,
 }
 
 impl Profile {
@@ -92,7 +92,7 @@ impl Profile {
     }
 
     /// The defaults this profile starts from.
-    pub fn defaults(self) -> ProfileDefaults {
+    pub(crate) fn defaults(self) -> ProfileDefaults {
         // Address space stays unlimited for host-posture profiles: JVMs, V8 and sanitizers reserve
         // far more virtual memory than they use, and a cap breaks them in confusing ways.
         let shell = Limits {

@@ -21,7 +21,7 @@
 //!   `config.worktree` (empty). Every other missing auto-run name is left to the launcher, which
 //!   looks for it after the run with one `readdir` per root and moves what the command created
 //!   aside (`docs/limits.md`), so the number of entries made per command does not grow with the
-//!   registry ([`crate::autorun`]).
+//!   registry ([`AutoRun::REGISTRY`](crate::AutoRun::REGISTRY)).
 //! - **A workspace inside an enclosing repository.** A root without a `.git` of its own below a
 //!   repository gets an empty read-only `.git` placeholder: git skips it on its way up, and
 //!   `git init` there fails, so no repository with a planted configuration appears.
@@ -44,21 +44,22 @@
 use std::ops::Deref;
 use std::path::{Component, Path, PathBuf};
 
-use crate::gitdirs;
-use crate::host::{EntryKind, HostFacts};
+use super::Plan;
+use super::gitdirs;
+use super::host::{EntryKind, HostFacts};
+use super::parts::{ProtectedPath, SkipReason};
 use crate::paths::is_within;
-use crate::plan::{Plan, ProtectedPath, SkipReason};
 
 /// The name of cordon's own configuration and state directories (`~/.config/cordon`,
 /// `~/.cache/cordon`, the XDG ones).
-pub const OWN_STATE_NAME: &str = "cordon";
+pub(crate) const OWN_STATE_NAME: &str = "cordon";
 
 /// What `commondir` says when the repository is its own common directory.
 pub const COMMONDIR_SELF: &[u8] = b".\n";
 
 /// Protected files that get a placeholder when missing, with its content: git reads an empty
 /// `config.worktree` as no settings.
-pub const PLACEHOLDER_FILES: &[(&str, &[u8])] = &[("config.worktree", b"")];
+pub(crate) const PLACEHOLDER_FILES: &[(&str, &[u8])] = &[("config.worktree", b"")];
 
 /// What a placeholder is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -1,4 +1,5 @@
-//! The plain data a policy is made of.
+//! The plain data a policy is made of: its posture, network, home directory, what to do
+//! without a backend, and its resource limits.
 
 use std::fmt;
 
@@ -111,6 +112,26 @@ impl fmt::Display for Unavailable {
         f.write_str(match self {
             Unavailable::Refuse => "refuse",
             Unavailable::Warn => "warn",
+        })
+    }
+}
+
+/// Whether the home directory is hidden (the default) or visible, as before the allowlist.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HomeMode {
+    /// A private, empty home in the jail, except the allowlist.
+    Hidden,
+    /// The real home, read-only, minus the credential masks (global configuration or caller
+    /// only; `cordon audit` fails it).
+    Visible,
+}
+
+impl fmt::Display for HomeMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            HomeMode::Hidden => "hidden",
+            HomeMode::Visible => "visible",
         })
     }
 }

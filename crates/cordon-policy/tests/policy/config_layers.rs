@@ -1,17 +1,15 @@
 //! Configuration files: parsing, unknown keys, the tighten-only project layer, provenance.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests fail by panicking
-
 use std::path::Path;
 
-use cordon_policy::config::{
-    ConfigLayer, LayerKind, Overrides, effective_policy, global_config_path, parse_str,
+use cordon_policy::{
+    ConfigLayer, LayerKind, Network, Overrides, PathSpec, PolicyError, Profile, Source,
+    effective_policy,
 };
-use cordon_policy::{Network, PathSpec, PolicyError, Profile, Source};
 use proptest::prelude::*;
 
 fn global(text: &str) -> ConfigLayer {
-    parse_str(
+    ConfigLayer::parse(
         text,
         Path::new("/home/u/.config/cordon/config.toml"),
         LayerKind::Global,
@@ -20,7 +18,7 @@ fn global(text: &str) -> ConfigLayer {
 }
 
 fn project(text: &str) -> Result<ConfigLayer, PolicyError> {
-    parse_str(text, Path::new("/w/.cordon.toml"), LayerKind::Project)
+    ConfigLayer::parse(text, Path::new("/w/.cordon.toml"), LayerKind::Project)
 }
 
 const FULL: &str = r#"
@@ -182,14 +180,14 @@ fn bad_values_are_refused_with_the_rule() {
 #[test]
 fn global_path_follows_xdg_then_home() {
     assert_eq!(
-        global_config_path(Some("/x".as_ref()), Some("/h".as_ref())),
+        ConfigLayer::global_path(Some("/x".as_ref()), Some("/h".as_ref())),
         Some("/x/cordon/config.toml".into())
     );
     assert_eq!(
-        global_config_path(Some("rel".as_ref()), Some("/h".as_ref())),
+        ConfigLayer::global_path(Some("rel".as_ref()), Some("/h".as_ref())),
         Some("/h/.config/cordon/config.toml".into())
     );
-    assert_eq!(global_config_path(None, None), None);
+    assert_eq!(ConfigLayer::global_path(None, None), None);
 }
 
 fn toml_list(items: &[String]) -> String {
@@ -368,51 +366,51 @@ fn a_project_file_may_only_remove_destinations_or_deny() {
 
 #[test]
 fn home_and_read_keys_layer_as_documented() {
-    let g = cordon_policy::config::parse_str(
+    let g = ConfigLayer::parse(
         "[filesystem]\nhome = \"visible\"\nread = [\"~/.config/rclone\", \"~/.local/share/x\"]\n",
         std::path::Path::new("g.toml"),
-        cordon_policy::config::LayerKind::Global,
+        LayerKind::Global,
     )
     .unwrap();
-    let eff = cordon_policy::config::effective_policy(Some(&g), None, &Default::default()).unwrap();
+    let eff = effective_policy(Some(&g), None, &Default::default()).unwrap();
     assert_eq!(eff.policy.home(), cordon_policy::HomeMode::Visible);
     assert_eq!(eff.policy.read().len(), 2);
     // A project file may only remove grants, and may never show the home.
     let p = |text: &str| {
-        cordon_policy::config::parse_str(
+        ConfigLayer::parse(
             text,
             std::path::Path::new(".cordon.toml"),
-            cordon_policy::config::LayerKind::Project,
+            LayerKind::Project,
         )
         .unwrap()
     };
-    let narrowed = cordon_policy::config::effective_policy(
+    let narrowed = effective_policy(
         Some(&g),
         Some(&p("[filesystem]\nread = [\"~/.config/rclone\"]\n")),
         &Default::default(),
     )
     .unwrap();
     assert_eq!(narrowed.policy.read().len(), 1);
-    let err = cordon_policy::config::effective_policy(
+    let err = effective_policy(
         Some(&g),
         Some(&p("[filesystem]\nread = [\"~/.gnupg-like\"]\n")),
         &Default::default(),
     )
     .unwrap_err();
     assert!(err.to_string().contains("filesystem.read"), "{err}");
-    let err = cordon_policy::config::effective_policy(
+    let err = effective_policy(
         None,
         Some(&p("[filesystem]\nhome = \"visible\"\n")),
         &Default::default(),
     )
     .unwrap_err();
     assert!(err.to_string().contains("filesystem.home"), "{err}");
-    let err = cordon_policy::config::parse_str(
+    let err = ConfigLayer::parse(
         "[filesystem]\nread = [\"~\"]\n",
         std::path::Path::new("g.toml"),
-        cordon_policy::config::LayerKind::Global,
+        LayerKind::Global,
     )
-    .and_then(|g| cordon_policy::config::effective_policy(Some(&g), None, &Default::default()))
+    .and_then(|g| effective_policy(Some(&g), None, &Default::default()))
     .unwrap_err();
     assert!(
         err.to_string().contains("filesystem.read") && err.to_string().contains("whole home"),
@@ -431,7 +429,7 @@ fn bad_destinations_are_refused_naming_the_key_and_the_rule() {
         ("", "is empty"),
     ] {
         let text = format!("[network]\nmode = \"proxy\"\nallow = [{entry:?}]");
-        let layer = parse_str(&text, Path::new("/g.toml"), LayerKind::Global).unwrap();
+        let layer = ConfigLayer::parse(&text, Path::new("/g.toml"), LayerKind::Global).unwrap();
         let err = effective_policy(Some(&layer), None, &Overrides::default()).unwrap_err();
         let shown = err.to_string();
         assert!(shown.contains("network.allow"), "{shown}");
@@ -480,15 +478,10 @@ fn bad_destinations_are_refused_naming_the_key_and_the_rule() {
 #[test]
 fn audit_fails_a_visible_home_and_passes_the_default() {
     let layer = |text: &str| {
-        cordon_policy::config::parse_str(
-            text,
-            std::path::Path::new("g.toml"),
-            cordon_policy::config::LayerKind::Global,
-        )
-        .unwrap()
+        ConfigLayer::parse(text, std::path::Path::new("g.toml"), LayerKind::Global).unwrap()
     };
-    let check = |global: &cordon_policy::config::ConfigLayer| {
-        cordon_policy::audit::audit(Some(global), None, None, None)
+    let check = |global: &ConfigLayer| {
+        cordon_policy::audit(Some(global), None, &Overrides::default(), None, None)
             .checks
             .into_iter()
             .find(|c| c.name == "home-visible")

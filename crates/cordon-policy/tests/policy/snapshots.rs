@@ -1,7 +1,5 @@
 //! Each profile's default policy, and its plan on a typical fake host, as reviewed snapshots.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests fail by panicking
-
 use cordon_policy::{FakeHost, Invocation, Plan, Policy, Profile};
 
 #[test]

@@ -20,37 +20,15 @@ use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
-
-/// Whether the home directory is hidden (the default) or visible, as before the allowlist.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum HomeMode {
-    /// A private, empty home in the jail, except the allowlist.
-    Hidden,
-    /// The real home, read-only, minus the credential masks (global configuration or caller
-    /// only; `cordon audit` fails it).
-    Visible,
-}
-
-impl std::fmt::Display for HomeMode {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            HomeMode::Hidden => "hidden",
-            HomeMode::Visible => "visible",
-        })
-    }
-}
-
 /// A toolchain tree below the home directory that the jail sees read-only, and why.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct VettedTree {
+pub(crate) struct VettedTree {
     /// Relative to the home directory.
-    pub path: &'static str,
+    pub(crate) path: &'static str,
     /// The tool it belongs to.
-    pub tool: &'static str,
+    pub(crate) tool: &'static str,
     /// Why a jailed command needs it, and why it holds no credential.
-    pub reason: &'static str,
+    pub(crate) reason: &'static str,
 }
 
 const fn tree(path: &'static str, tool: &'static str, reason: &'static str) -> VettedTree {
@@ -60,7 +38,7 @@ const fn tree(path: &'static str, tool: &'static str, reason: &'static str) -> V
 /// The vetted toolchain trees: programs, the runtimes they run, and the dependency caches a build
 /// reads with the network denied. None is a configuration directory (those hold tokens); a tool
 /// whose tree mixes both is listed by its parts. Only the ones that exist are bound.
-pub const VETTED_HOME_TREES: &[VettedTree] = &[
+pub(crate) const VETTED_HOME_TREES: &[VettedTree] = &[
     tree(
         ".rustup",
         "rustup",
@@ -186,13 +164,13 @@ pub const VETTED_HOME_TREES: &[VettedTree] = &[
 /// Directories whose `PATH` entries are bound as themselves, not as their top-level tree: they
 /// are shared by every tool of the user (`~/.local/share` holds keyrings and other programs'
 /// data beside `~/.local/share/pnpm`), so their top-level tree would be most of the home.
-pub const SHARED_TOP_LEVEL: &[&str] = &[".local", ".config", ".cache"];
+pub(crate) const SHARED_TOP_LEVEL: &[&str] = &[".local", ".config", ".cache"];
 
 /// The tree below `home` that a `PATH` entry inside it makes visible: its first component below
 /// the home (`~/.cargo` for `~/.cargo/bin`), or the entry itself below a shared directory
 /// ([`SHARED_TOP_LEVEL`]). `None` for an entry outside the home, the home itself, or one with a
 /// `..` component.
-pub fn path_tree(home: &Path, entry: &Path) -> Option<PathBuf> {
+pub(crate) fn path_tree(home: &Path, entry: &Path) -> Option<PathBuf> {
     let rest = entry.strip_prefix(home).ok()?;
     let mut parts = Vec::new();
     for c in rest.components() {
@@ -212,7 +190,7 @@ pub fn path_tree(home: &Path, entry: &Path) -> Option<PathBuf> {
 
 /// What a relocating variable names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Names {
+pub(crate) enum Names {
     /// The store itself (a directory or a file): masked whole.
     Whole,
     /// A `:`-separated list of stores (`KUBECONFIG`): each masked.
@@ -223,13 +201,13 @@ pub enum Names {
 
 /// An environment variable that moves a credential store or a configuration directory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Relocation {
+pub(crate) struct Relocation {
     /// The variable.
-    pub variable: &'static str,
+    pub(crate) variable: &'static str,
     /// What of its value is masked.
-    pub names: Names,
+    pub(crate) names: Names,
     /// The tool that reads it, and what it keeps there.
-    pub what: &'static str,
+    pub(crate) what: &'static str,
 }
 
 const fn whole(variable: &'static str, what: &'static str) -> Relocation {
@@ -256,7 +234,7 @@ const fn inside(
 /// surveyed and left out: caches hold no credential by design, and cordon's own caches live
 /// there. Relative values are ignored (the XDG specification says so for its variables; a
 /// relative store path means nothing to a jail whose cwd differs).
-pub const RELOCATING_VARIABLES: &[Relocation] = &[
+pub(crate) const RELOCATING_VARIABLES: &[Relocation] = &[
     whole(
         "XDG_CONFIG_HOME",
         "every XDG tool's configuration (gh, glab, gcloud, git's credential store, rclone, …)",
@@ -371,16 +349,18 @@ pub const RELOCATING_VARIABLES: &[Relocation] = &[
 
 /// Variables an [`Invocation`](crate::Invocation) keeps from the launcher's environment besides
 /// [`RELOCATING_VARIABLES`]: `PATH` (its entries below the home are bound, [`path_tree`]).
-pub const OTHER_VARIABLES: &[&str] = &["PATH"];
+pub(crate) const OTHER_VARIABLES: &[&str] = &["PATH"];
 
 /// Whether `name` is a variable the plan reads from the launcher's environment.
-pub fn is_read(name: &str) -> bool {
+pub(crate) fn is_read(name: &str) -> bool {
     OTHER_VARIABLES.contains(&name) || RELOCATING_VARIABLES.iter().any(|r| r.variable == name)
 }
 
 /// The stores `lookup` (the launcher's environment) moves, each with its variable: absolute
 /// values only, in the order of [`RELOCATING_VARIABLES`].
-pub fn relocated_stores(lookup: impl Fn(&str) -> Option<OsString>) -> Vec<(&'static str, PathBuf)> {
+pub(crate) fn relocated_stores(
+    lookup: impl Fn(&str) -> Option<OsString>,
+) -> Vec<(&'static str, PathBuf)> {
     let mut out = Vec::new();
     for r in RELOCATING_VARIABLES {
         let Some(value) = lookup(r.variable) else {
@@ -413,7 +393,7 @@ pub fn relocated_stores(lookup: impl Fn(&str) -> Option<OsString>) -> Vec<(&'sta
 /// The `[user]` name and email of a git configuration file's text: the identity the jail's
 /// `git commit` uses, and nothing else of the file. A later value wins, as in git; `include`
 /// directives are not followed.
-pub fn git_identity(text: &str) -> (Option<String>, Option<String>) {
+pub(crate) fn git_identity(text: &str) -> (Option<String>, Option<String>) {
     let mut name = None;
     let mut email = None;
     let mut in_user = false;

@@ -1,5 +1,8 @@
 //! Configuration files (TOML) and the layering rules: profile defaults ← global file ← project file
-//! (may only tighten) ← caller overrides.
+//! (may only tighten) ← caller overrides. A file is read into a [`ConfigLayer`] (its schema,
+//! `ConfigFile`, is this module's own: the TOML tables, checked for unknown keys), and
+//! [`effective_policy`] combines the layers into an [`Effective`] policy with the provenance of
+//! each value.
 
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
@@ -7,119 +10,115 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use super::modes::{HomeMode, Limits, Network, Unavailable};
+use super::policy::{Policy, PolicyBuilder, Source};
+use super::profile::Profile;
 use crate::error::PolicyError;
-use crate::home::HomeMode;
-use crate::model::{Limits, Network, Unavailable};
 use crate::paths::{DisplayPath, PathSpec};
-use crate::policy::{Policy, PolicyBuilder, Source};
-use crate::profile::Profile;
-
-/// The name of the project file at the workspace root.
-pub const PROJECT_FILE: &str = ".cordon.toml";
 
 /// A configuration file's contents. Every section is optional.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ConfigFile {
+pub(crate) struct ConfigFile {
     /// The profile name (`shell`, `document-parser`, …).
-    pub profile: Option<String>,
+    pub(crate) profile: Option<String>,
     /// `[filesystem]`.
     #[serde(default)]
-    pub filesystem: FilesystemSection,
+    pub(crate) filesystem: FilesystemSection,
     /// `[network]`.
     #[serde(default)]
-    pub network: NetworkSection,
+    pub(crate) network: NetworkSection,
     /// `[env]`.
     #[serde(default)]
-    pub env: EnvSection,
+    pub(crate) env: EnvSection,
     /// `[limits]`.
     #[serde(default)]
-    pub limits: LimitsSection,
+    pub(crate) limits: LimitsSection,
     /// `[backend]`.
     #[serde(default)]
-    pub backend: BackendSection,
+    pub(crate) backend: BackendSection,
 }
 
 /// `[filesystem]`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct FilesystemSection {
+pub(crate) struct FilesystemSection {
     /// Extra writable roots.
     #[serde(default)]
-    pub writable: Vec<String>,
+    pub(crate) writable: Vec<String>,
     /// Extra credential masks.
     #[serde(default)]
-    pub deny_read: Vec<String>,
+    pub(crate) deny_read: Vec<String>,
     /// Extra protected paths inside writable roots.
     #[serde(default)]
-    pub deny_write: Vec<String>,
+    pub(crate) deny_write: Vec<String>,
     /// Default credential masks to remove (global file and caller only; `cordon audit` flags it).
     #[serde(default)]
-    pub allow_read: Vec<String>,
+    pub(crate) allow_read: Vec<String>,
     /// `hidden` (default) or `visible`: the home directory in the host posture (global file and
     /// caller only for `visible`; `cordon audit` fails it).
-    pub home: Option<HomeMode>,
+    pub(crate) home: Option<HomeMode>,
     /// Paths shown read-only on top of the home allowlist (global file and caller; a project
     /// file's list keeps only those of its entries already granted, so it can only remove).
-    pub read: Option<Vec<String>>,
+    pub(crate) read: Option<Vec<String>>,
 }
 
 /// `[network]`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct NetworkSection {
+pub(crate) struct NetworkSection {
     /// `deny`, `proxy` or `allow`.
-    pub mode: Option<Network>,
+    pub(crate) mode: Option<Network>,
     /// The destinations a `proxy` network reaches (`HOST`, `*.DOMAIN`, `HOST:PORT`, `IP:PORT`).
     /// A project file's list only removes entries: those it does not name are dropped.
-    pub allow: Option<Vec<String>>,
+    pub(crate) allow: Option<Vec<String>>,
 }
 
 /// `[env]`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct EnvSection {
+pub(crate) struct EnvSection {
     /// Host variables passed by name.
     #[serde(default)]
-    pub pass: Vec<String>,
+    pub(crate) pass: Vec<String>,
     /// Explicit values.
     #[serde(default)]
-    pub set: BTreeMap<String, String>,
+    pub(crate) set: BTreeMap<String, String>,
     /// Names removed from `pass` and `set` of earlier layers.
     #[serde(default)]
-    pub drop: Vec<String>,
+    pub(crate) drop: Vec<String>,
 }
 
 /// `[limits]`; each value replaces the one of earlier layers.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct LimitsSection {
+pub(crate) struct LimitsSection {
     /// CPU seconds.
-    pub cpu_secs: Option<u64>,
+    pub(crate) cpu_secs: Option<u64>,
     /// Largest file, bytes.
-    pub file_size_bytes: Option<u64>,
+    pub(crate) file_size_bytes: Option<u64>,
     /// Open descriptors.
-    pub open_files: Option<u64>,
+    pub(crate) open_files: Option<u64>,
     /// Processes.
-    pub processes: Option<u64>,
+    pub(crate) processes: Option<u64>,
     /// Address space, bytes.
-    pub address_space_bytes: Option<u64>,
+    pub(crate) address_space_bytes: Option<u64>,
     /// Wall-clock timeout, seconds.
-    pub timeout_secs: Option<u64>,
+    pub(crate) timeout_secs: Option<u64>,
     /// Output cap per stream, bytes.
-    pub output_cap_bytes: Option<u64>,
+    pub(crate) output_cap_bytes: Option<u64>,
     /// Size of each private temporary filesystem, bytes.
-    pub tmp_bytes: Option<u64>,
+    pub(crate) tmp_bytes: Option<u64>,
     /// Memory of the whole jail, bytes.
-    pub memory_bytes: Option<u64>,
+    pub(crate) memory_bytes: Option<u64>,
 }
 
 /// `[backend]`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct BackendSection {
+pub(crate) struct BackendSection {
     /// `refuse` (default) or `warn`.
-    pub unavailable: Option<Unavailable>,
+    pub(crate) unavailable: Option<Unavailable>,
 }
 
 /// Which layer a file is.
@@ -139,10 +138,60 @@ pub struct ConfigLayer {
     /// The file it was read from.
     pub file: PathBuf,
     /// Its contents.
-    pub config: ConfigFile,
+    pub(crate) config: ConfigFile,
 }
 
 impl ConfigLayer {
+    /// The name of the project file at the workspace root.
+    pub const PROJECT_FILE: &'static str = ".cordon.toml";
+
+    /// Where the global file lives: `$XDG_CONFIG_HOME/cordon/config.toml`, else
+    /// `~/.config/cordon/config.toml`. Relative `XDG_CONFIG_HOME` values are ignored, as the XDG
+    /// specification requires.
+    pub fn global_path(xdg_config_home: Option<&OsStr>, home: Option<&OsStr>) -> Option<PathBuf> {
+        if let Some(xdg) = xdg_config_home.map(Path::new).filter(|p| p.is_absolute()) {
+            return Some(xdg.join("cordon").join("config.toml"));
+        }
+        home.map(Path::new)
+            .filter(|p| p.is_absolute())
+            .map(|h| h.join(".config").join("cordon").join("config.toml"))
+    }
+
+    /// Reads and parses a configuration file.
+    pub fn load(path: &Path, kind: LayerKind) -> Result<ConfigLayer, PolicyError> {
+        let text = std::fs::read_to_string(path).map_err(|source| PolicyError::ConfigRead {
+            file: path.to_path_buf(),
+            source,
+        })?;
+        Self::parse(&text, path, kind)
+    }
+
+    /// Parses configuration text; `file` is only used in errors and provenance.
+    pub fn parse(text: &str, file: &Path, kind: LayerKind) -> Result<ConfigLayer, PolicyError> {
+        let value: toml::Table = toml::from_str(text).map_err(|e| PolicyError::ConfigParse {
+            file: file.to_path_buf(),
+            message: e.message().to_owned(),
+        })?;
+        check_known_keys(&value, file)?;
+        let config: ConfigFile =
+            ConfigFile::deserialize(toml::Value::Table(value)).map_err(|e| {
+                PolicyError::ConfigParse {
+                    file: file.to_path_buf(),
+                    message: e.message().to_owned(),
+                }
+            })?;
+        Ok(ConfigLayer {
+            kind,
+            file: file.to_path_buf(),
+            config,
+        })
+    }
+
+    /// The host variables the file passes by name (`[env] pass`), as written.
+    pub fn env_pass(&self) -> &[String] {
+        &self.config.env.pass
+    }
+
     fn source(&self) -> Source {
         let file = DisplayPath(self.file.clone()).to_string();
         match self.kind {
@@ -173,68 +222,6 @@ pub struct Overrides {
     pub home: Option<HomeMode>,
     /// `--read PATH`, absolute paths (or `~/…`).
     pub read: Vec<PathBuf>,
-}
-
-/// Where the global file lives: `$XDG_CONFIG_HOME/cordon/config.toml`, else
-/// `~/.config/cordon/config.toml`. Relative `XDG_CONFIG_HOME` values are ignored, as the XDG
-/// specification requires.
-pub fn global_config_path(
-    xdg_config_home: Option<&OsStr>,
-    home: Option<&OsStr>,
-) -> Option<PathBuf> {
-    if let Some(xdg) = xdg_config_home.map(Path::new).filter(|p| p.is_absolute()) {
-        return Some(xdg.join("cordon").join("config.toml"));
-    }
-    home.map(Path::new)
-        .filter(|p| p.is_absolute())
-        .map(|h| h.join(".config").join("cordon").join("config.toml"))
-}
-
-/// cordon's own directories that `XDG_CONFIG_HOME` and `XDG_CACHE_HOME` name (each one's
-/// `cordon` directory), for [`crate::Invocation::with_own_state`]: the global configuration
-/// and the probe cache live there, and no jail may write them. Relative values are ignored, as
-/// the XDG specification requires; the defaults below the home directory are always added by
-/// [`crate::Plan::resolve`].
-pub fn own_state_dirs(
-    xdg_config_home: Option<&OsStr>,
-    xdg_cache_home: Option<&OsStr>,
-) -> Vec<PathBuf> {
-    [xdg_config_home, xdg_cache_home]
-        .into_iter()
-        .flatten()
-        .map(Path::new)
-        .filter(|p| p.is_absolute())
-        .map(|p| p.join("cordon"))
-        .collect()
-}
-
-/// Reads and parses a configuration file.
-pub fn load_file(path: &Path, kind: LayerKind) -> Result<ConfigLayer, PolicyError> {
-    let text = std::fs::read_to_string(path).map_err(|source| PolicyError::ConfigRead {
-        file: path.to_path_buf(),
-        source,
-    })?;
-    parse_str(&text, path, kind)
-}
-
-/// Parses configuration text; `file` is only used in errors and provenance.
-pub fn parse_str(text: &str, file: &Path, kind: LayerKind) -> Result<ConfigLayer, PolicyError> {
-    let value: toml::Table = toml::from_str(text).map_err(|e| PolicyError::ConfigParse {
-        file: file.to_path_buf(),
-        message: e.message().to_owned(),
-    })?;
-    check_known_keys(&value, file)?;
-    let config: ConfigFile = ConfigFile::deserialize(toml::Value::Table(value)).map_err(|e| {
-        PolicyError::ConfigParse {
-            file: file.to_path_buf(),
-            message: e.message().to_owned(),
-        }
-    })?;
-    Ok(ConfigLayer {
-        kind,
-        file: file.to_path_buf(),
-        config,
-    })
 }
 
 const KNOWN: &[(&str, &[&str])] = &[

@@ -6,16 +6,15 @@ use cordon_env::EnvPolicy;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use crate::defaults;
+use super::modes::{HomeMode, Limits, Network, Posture, Unavailable};
+use super::profile::Profile;
 use crate::error::PolicyError;
-use crate::home::HomeMode;
-use crate::model::{Limits, Network, Posture, Unavailable};
 use crate::paths::PathSpec;
-use crate::profile::Profile;
+use crate::{autorun, defaults};
 
 /// Bumped whenever the meaning of a normalized policy changes, so equal hashes keep meaning equal
 /// behaviour across cordon versions.
-pub const POLICY_FORMAT_EPOCH: u32 = 2;
+pub(crate) const POLICY_FORMAT_EPOCH: u32 = 2;
 
 /// An extra writable root and whether it must resolve inside the workspace.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -75,6 +74,14 @@ pub struct Policy {
 }
 
 impl Policy {
+    /// The credential masks below the home directory that every policy starts with (relative to
+    /// the home directory): unreadable in every profile unless a global configuration or the
+    /// caller removes them (which `cordon audit` reports).
+    pub const HOME_CREDENTIAL_MASKS: &'static [&'static str] = defaults::HOME_CREDENTIAL_MASKS;
+
+    /// The credential masks outside the home directory (absolute) that every policy starts with.
+    pub const SYSTEM_CREDENTIAL_MASKS: &'static [&'static str] = defaults::SYSTEM_CREDENTIAL_MASKS;
+
     /// The profile's defaults with no configuration applied.
     pub fn for_profile(profile: Profile) -> Policy {
         PolicyBuilder::new(profile).build()
@@ -216,7 +223,7 @@ impl PolicyBuilder {
         for m in defaults::SYSTEM_CREDENTIAL_MASKS {
             masks.insert(PathSpec::Absolute((*m).into()));
         }
-        let protected: BTreeSet<PathSpec> = crate::autorun::root_paths()
+        let protected: BTreeSet<PathSpec> = autorun::root_paths()
             .map(|p| PathSpec::Relative(p.into()))
             .collect();
         for key in [

@@ -11,7 +11,7 @@
 //! - the enclosing repository: when the root has no `.git`, the nearest ancestor that has one
 //!   (one `lstat` per ancestor).
 //!
-//! Each git directory found gets the registry's [`Scope::GitDir`](crate::autorun::Scope) paths
+//! Each git directory found gets the registry's git-directory paths
 //! (`hooks`, `config`, `info/attributes`, `commondir`, ...). The number of calls is bounded by
 //! [`MAX_GIT_DIRS`] and [`MAX_DEPTH`]; past either bound the directory that holds the rest is
 //! protected whole ([`GitLayout::whole`]), which keeps every file in it read-only. Every host
@@ -19,15 +19,17 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use crate::host::{EntryKind, HostFacts};
+use super::host::{EntryKind, HostFacts};
 
 /// At most this many git directories (the repository, worktrees, submodules) per root.
-pub const MAX_GIT_DIRS: usize = 256;
+pub(crate) const MAX_GIT_DIRS: usize = 256;
 
 /// At most this many directory levels below `.git/modules` (names with `/`, nested submodules).
-pub const MAX_DEPTH: usize = 16;
+pub(crate) const MAX_DEPTH: usize = 16;
 
-/// What [`discover`] found for one root.
+/// The git structure of one writable root, found from the repository's own structure (never by
+/// walking the work tree): its git directories, the files that redirect git, and what a bound
+/// made cordon protect whole ([`GitLayout::discover`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct GitLayout {
     /// Git directories (canonical) whose auto-run paths are protected.
@@ -110,12 +112,24 @@ fn enclosing_counted(h: &mut Counted<'_>, root: &Path) -> Option<PathBuf> {
 
 /// The `.git` of the nearest repository above `root` (not `root`'s own): one `lstat` per
 /// ancestor.
-pub fn enclosing(host: &dyn HostFacts, root: &Path) -> Option<PathBuf> {
+pub(crate) fn enclosing(host: &dyn HostFacts, root: &Path) -> Option<PathBuf> {
     enclosing_counted(&mut Counted { host, calls: 0 }, root)
 }
 
-/// Reads the git structure of `root` (canonical). See the module documentation.
-pub fn discover(host: &dyn HostFacts, root: &Path) -> GitLayout {
+impl GitLayout {
+    /// Reads the git structure of `root` (canonical): the root's `.git` (a directory, or a file
+    /// naming one) and its `commondir`, every linked worktree's administrative directory, every
+    /// submodule's git directory below `.git/modules` and its `.git` file in the work tree, and
+    /// the enclosing repository when the root has none. The host calls are bounded (at most 256
+    /// git directories, 16 levels below `.git/modules`); past a bound the directory that holds the
+    /// rest is protected whole ([`GitLayout::whole`]).
+    pub fn discover(host: &dyn HostFacts, root: &Path) -> GitLayout {
+        discover(host, root)
+    }
+}
+
+/// [`GitLayout::discover`]. See the module documentation.
+fn discover(host: &dyn HostFacts, root: &Path) -> GitLayout {
     let mut h = Counted { host, calls: 0 };
     let mut out = GitLayout::default();
     let dot_git = root.join(".git");

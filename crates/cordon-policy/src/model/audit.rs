@@ -1,16 +1,16 @@
 //! Named checks over a configuration, for reviewers: `cordon audit` prints them and fails when one
 //! fails. Each check names what it looked at; none of them reads a host path.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::config::{ConfigLayer, Overrides, effective_policy};
+use super::config::{ConfigLayer, Overrides, effective_policy};
+use super::modes::{HomeMode, Network, Unavailable};
+use super::policy::{PolicyBuilder, Source};
+use super::profile::Profile;
 use crate::defaults;
-use crate::model::{Network, Unavailable};
 use crate::paths::PathSpec;
-use crate::policy::{PolicyBuilder, Source};
-use crate::profile::Profile;
 
 /// The outcome of one named check.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -37,20 +37,11 @@ impl AuditReport {
     }
 }
 
-/// Audits the configuration layers as they would combine for a caller with no overrides.
-/// `home` is used to recognise an absolute writable root that is the home directory or above it,
-/// `workspace` (the directory audited from) one that holds the workspace; both lexically.
+/// Audits the configuration layers as they would combine for a caller with `overrides`
+/// (`Overrides::default()` for none; the `--write` roots of `cordon audit`, say). `home` is used
+/// to recognise an absolute writable root that is the home directory or above it, `workspace`
+/// (the directory audited from) one that holds the workspace; both lexically.
 pub fn audit(
-    global: Option<&ConfigLayer>,
-    project: Option<&ConfigLayer>,
-    home: Option<&Path>,
-    workspace: Option<&Path>,
-) -> AuditReport {
-    audit_with(global, project, &Overrides::default(), home, workspace)
-}
-
-/// [`audit`] for a caller with `overrides` (the `--write` roots of `cordon audit`, say).
-pub fn audit_with(
     global: Option<&ConfigLayer>,
     project: Option<&ConfigLayer>,
     overrides: &Overrides,
@@ -122,7 +113,7 @@ pub fn audit_with(
     });
 
     // The host's own caches: a jail that writes one poisons what the host's tools build and
-    // install. cordon gives every jail a private cache instead (crate::caches).
+    // install. cordon gives every jail a private cache instead (`CacheLayout`).
     let in_caches: Vec<String> = policy
         .writable()
         .iter()
@@ -132,7 +123,7 @@ pub fn audit_with(
                 PathSpec::Home(rel) => home?.join(rel),
                 PathSpec::Relative(_) => return None,
             };
-            let cache = crate::caches::host_cache_containing(&path, home?, None)?;
+            let cache = host_cache_containing(&path, home?, None)?;
             Some(format!("{} (inside {})", w.path, cache.display()))
         })
         .collect();
@@ -207,11 +198,11 @@ pub fn audit_with(
     });
 
     checks.push(match policy.home() {
-        crate::home::HomeMode::Visible => fail(
+        HomeMode::Visible => fail(
             "home-visible",
             "filesystem.home = \"visible\": the whole home directory is readable in the host posture, every credential store the masks do not name included".into(),
         ),
-        crate::home::HomeMode::Hidden => pass(
+        HomeMode::Hidden => pass(
             "home-visible",
             format!(
                 "the home directory is hidden but for the vetted toolchain trees, PATH trees and {} read grant(s)",
@@ -247,6 +238,39 @@ pub fn audit_with(
     ));
 
     AuditReport { checks }
+}
+
+/// The host's own caches below `home`: a writable root inside one of them lets a jail poison
+/// what the host's tools build and install (`cordon audit` fails it: `writable-host-cache`).
+const HOST_CACHES_IN_HOME: &[&str] = &[
+    ".cache",
+    ".cargo/registry",
+    ".cargo/git",
+    ".cargo/bin",
+    ".rustup",
+    "go",
+    ".npm",
+    ".pnpm-store",
+    ".local/share/pnpm",
+    ".yarn",
+    ".gradle",
+    ".m2",
+    ".ccache",
+    ".pyenv",
+    ".nvm",
+    ".local/share/uv",
+];
+
+/// The host cache (below `home`, or `xdg_cache_home` itself) that `path` lies in, if any.
+/// Lexical: `path` and `home` are taken as spelled.
+fn host_cache_containing(
+    path: &Path,
+    home: &Path,
+    xdg_cache_home: Option<&Path>,
+) -> Option<PathBuf> {
+    let mut caches: Vec<PathBuf> = HOST_CACHES_IN_HOME.iter().map(|c| home.join(c)).collect();
+    caches.extend(xdg_cache_home.map(Path::to_path_buf));
+    caches.into_iter().find(|c| path.starts_with(c))
 }
 
 fn is_broad(path: &PathSpec, home: Option<&Path>) -> bool {
@@ -288,5 +312,31 @@ fn fail(name: &'static str, detail: String) -> Check {
         name,
         passed: false,
         detail,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_caches_are_recognised_lexically() {
+        let home = Path::new("/home/u");
+        assert_eq!(
+            host_cache_containing(Path::new("/home/u/.cache/go-build"), home, None),
+            Some(PathBuf::from("/home/u/.cache"))
+        );
+        assert!(
+            host_cache_containing(Path::new("/home/u/.cargo/registry/src"), home, None).is_some()
+        );
+        assert!(host_cache_containing(Path::new("/home/u/proj"), home, None).is_none());
+        assert!(
+            host_cache_containing(
+                Path::new("/data/cache/x"),
+                home,
+                Some(Path::new("/data/cache"))
+            )
+            .is_some()
+        );
     }
 }

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use cordon_policy::defaults::HOME_CREDENTIAL_MASKS;
+use cordon_policy::Policy;
 
 #[test]
 fn the_survey_names_the_masks_that_cover_its_rows() {
@@ -22,7 +22,7 @@ fn the_survey_names_the_masks_that_cover_its_rows() {
             .trim_start_matches("~/")
             .trim_end_matches('/');
         let kept = cells[5];
-        let mask = HOME_CREDENTIAL_MASKS
+        let mask = Policy::HOME_CREDENTIAL_MASKS
             .iter()
             .find(|m| Path::new(path).starts_with(m));
         match mask {
