@@ -24,18 +24,25 @@
 //!
 //! # Where things are
 //!
-//! - `launcher/`: the cold path ([`Launcher::run`], [`Launcher::explain`]), the spawned jail,
-//!   the result. `session/`: [`Preparation`], [`Launcher::run_prepared`] and the jail built ahead.
-//! - `backend/`: the [`Backend`] trait; `probe.rs` between it and the implementations in
-//!   `backend/bwrap.rs`, `backend/landlock.rs` and `backend/seatbelt.rs`.
-//! - `stage.rs` (what runs inside the jail before the payload) and `entry.rs` (the binary's
-//!   modes: stage and reaper); `reaper.rs` (the session reaper), `cleanup.rs` (what a run holds
-//!   on the host), `placeholders.rs` (how a placeholder is made and removed), `sweep.rs` (after
-//!   the run: auto-run files created where none existed moved aside, restored files put back),
-//!   `objects.rs` (before it: objects shared by hard link refuse the run), `pids.rs` (root's
-//!   process limit), `memory.rs` (the jail's memory group), `supervise.rs`, `sys.rs` (the raw system calls).
+//! - `launcher/`: [`Launcher`], [`Launcher::plan`], [`Launcher::run`] (its phases are
+//!   `launcher/start.rs`), [`Launcher::explain`] (the same phases, dry), the jail after its
+//!   spawn and the result. `session/`: [`Preparation`], [`Launcher::run_prepared`] and the jail
+//!   built ahead.
+//! - `features/`: the pipeline (`features/mod.rs`: the phases and the `Feature` trait) and one
+//!   module per feature: the auto-run registry's placeholders and sweep, the git configuration
+//!   broker, hard-linked objects, the proxy's bridge, the second wall, limits (with `pids.rs`
+//!   and `memory.rs`), the environment table, the private caches.
+//! - `backend/`: the [`Backend`] trait, the probe, and the bubblewrap, Landlock and Seatbelt
+//!   backends.
+//! - `stage/`: what runs inside the jail before the payload, and the binary's modes.
+//! - `host/`: the raw system calls (`sys.rs`, the only `unsafe` code here), process groups and
+//!   supervision, what a run holds on the host, placeholders, and the session reaper that
+//!   removes it all when the launcher is killed.
+//! - `dirs.rs` ([`CordonDirs`]: cordon's own directories), `violations.rs`, `error.rs`,
+//!   `weaken/` (the mutants run's weakenings, chosen in one place).
 //!
-//! No module imports one that imports it back (`tests/module_graph.rs` checks it).
+//! The wings depend downward only, and no module imports one that imports it back
+//! (`tests/module_graph.rs` checks both).
 //!
 //! The bubblewrap and Landlock backends, the session (its walk is Linux's `openat2`) and root's
 //! `pids` group are compiled only on Linux, with the default `linux-backends` feature (the

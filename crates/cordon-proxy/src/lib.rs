@@ -28,7 +28,7 @@
 //! served, a tunnel's TLS server name inspected, the relay counted per destination, every
 //! refusal recorded and answered), with the host's resolver (`SystemResolver`). It accepts on a
 //! listener it is given and knows nothing of jails: how the listener is made inside a jail's
-//! network namespace and handed over is the launcher's bridge (`cordon-launch`'s `proxy.rs`).
+//! network namespace and handed over is the launcher's bridge (`cordon-launch`'s `features/proxy.rs`).
 
 pub mod addr;
 pub mod decide;
