@@ -49,8 +49,14 @@ impl Feature for Autorun {
         "autorun"
     }
 
-    fn prepare_host(&mut self, run: &Run<'_>, host: &mut Host) -> Result<(), crate::LaunchError> {
-        // What to look for (and put back) after the run, read before the jail exists.
+    /// What to look for (and put back) after the run, read once the host is prepared (the
+    /// git broker's directories made) and before the jail exists.
+    fn arguments(
+        &mut self,
+        run: &Run<'_>,
+        host: &Host,
+        _args: &mut super::Arguments,
+    ) -> Result<(), crate::LaunchError> {
         if !run.dry {
             self.sweep = Some(Box::new(super::sweep::Sweep::of(&host.guarded)));
         }
