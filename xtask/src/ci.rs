@@ -53,7 +53,7 @@ pub const STEPS: &[Step] = &[
     },
     Step {
         name: "relocated",
-        about: "the CLI tests again from a copy of the built binaries and sources under /tmp, as root and as the unprivileged user",
+        about: "the CLI and launcher tests again from a copy of the built binaries and sources under /tmp, as root and as the unprivileged user",
         run: crate::relocated::run,
     },
     Step {

@@ -1,12 +1,15 @@
-//! `cargo xtask ci relocated`: the CLI tests once more, from a copy of the built binaries and of
-//! the sources under `/tmp`, as root and as the unprivileged user.
+//! `cargo xtask ci relocated`: the CLI tests and the launcher's (cordon-launch's `launch` test
+//! binary) once more, from a copy of the built binaries and of the sources under `/tmp`, as root
+//! and as the unprivileged user.
 //!
 //! Every jail hides the host's `/tmp`, so a test that places its home by accident, or a cordon
 //! that cannot run its stage from there, passes in the checkout and fails for a user whose
 //! checkout (or whose cordon) lives under a temporary directory. nextest's archive carries the
 //! test binaries and the `cordon` binary; the run extracts them under `/tmp` and remaps the
-//! workspace to a copy of the sources there, so each test's working directory and the binary it
-//! runs (`NEXTEST_BIN_EXE_cordon`) are both under `/tmp`.
+//! workspace to a copy of the sources there, so each test's working directory and the stage it
+//! runs (`NEXTEST_BIN_EXE_cordon`, or the `launch` test binary, its own stage) are all under
+//! `/tmp`. The `launch` binary brings its own harness, which answers nextest's `--list` and
+//! `--exact` as libtest does.
 
 use std::path::{Path, PathBuf};
 
@@ -16,10 +19,15 @@ use cordon_test_support::error::Error;
 use crate::ci::Ctx;
 use crate::setup;
 
+/// The packages archived, and the tests of theirs that run: all of `cordon`'s, and of
+/// cordon-launch only the launcher's tests through the library (`launch`).
+const PACKAGES: &[&str] = &["cordon", "cordon-launch"];
+const RELOCATED: &str = "package(cordon) | binary_id(cordon-launch::launch)";
+
 /// Tests that plant a root-owned bubblewrap (only root can make one the launcher trusts): the
 /// unprivileged run leaves them out, and says so.
 const NEEDS_ROOT: &[&str] = &[
-    "binary_id(cordon::cli) & test(=launcher::a_bubblewrap_that_does_not_jail_fails_the_probe_and_nothing_runs)",
+    "binary_id(cordon-launch::launch) & test(=launcher::a_bubblewrap_that_does_not_jail_fails_the_probe_and_nothing_runs)",
     "binary_id(cordon::cli) & test(/^one_owner::/)",
 ];
 
@@ -40,21 +48,17 @@ fn relocated(ctx: &Ctx, base: &Path) -> Result<(), Error> {
     let src = base.join("src");
     copy_sources(ctx.root(), &src)?;
     let archive = base.join("cordon-tests.tar.zst");
-    ctx.cargo([
-        "nextest",
-        "archive",
-        "-p",
-        "cordon",
-        "--locked",
-        "--archive-file",
-    ])
-    .arg(&archive)
-    .run()?;
+    ctx.cargo(["nextest", "archive", "--locked"])
+        .args(PACKAGES.iter().flat_map(|p| ["-p", *p]))
+        .arg("--archive-file")
+        .arg(&archive)
+        .run()?;
 
     println!("relocated: as root, sources in {}", src.display());
     let extract = make_dir(&base.join("root"))?;
     ctx.cargo(["nextest"])
         .args(nextest_run(&archive, &extract, &src))
+        .args(["-E", RELOCATED])
         .run()?;
 
     if !rustix::process::geteuid().is_root() {
@@ -86,7 +90,7 @@ fn relocated(ctx: &Ctx, base: &Path) -> Result<(), Error> {
             ids.uid,
             NEEDS_ROOT.join("; ")
         );
-        let filter = format!("not ({})", NEEDS_ROOT.join(" | "));
+        let filter = format!("({RELOCATED}) & not ({})", NEEDS_ROOT.join(" | "));
         Cmd::new("setpriv")
             .arg(format!("--reuid={}", ids.uid))
             .arg(format!("--regid={}", ids.gid))

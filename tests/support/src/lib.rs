@@ -2,7 +2,9 @@
 //! `tests/bench`, `tests/workloads`) share: running a command and naming it when it fails
 //! ([`cmd`]), the errors of the tasks ([`error`]), which cargo and where it builds ([`cargo`],
 //! [`target_dir`]), the statically linked `cordon` ([`dist`]) and the unprivileged user the
-//! escape suite, the load and the workloads run as ([`user`]).
+//! escape suite, the load and the workloads run as ([`user`]). With the `homes` feature, also
+//! what the crates' own jail tests (`cordon`'s, `cordon-launch`'s) share: where to place a home
+//! the jail sees (`homes`).
 //!
 //! It depends on no cordon crate, so that `cargo xtask` compiles in seconds and `cargo xtask ci`
 //! can check formatting and lints before anything of the library is built.
@@ -12,6 +14,8 @@ use std::path::{Path, PathBuf};
 pub mod cmd;
 pub mod dist;
 pub mod error;
+#[cfg(feature = "homes")]
+pub mod homes;
 pub mod user;
 
 /// The workspace root (fixed at build time): this package sits two levels below it.

@@ -1,6 +1,7 @@
 //! The `cordon` binary's tests, one test binary (each file below is a module): the CLI's
-//! commands end to end on the real kernel, and the launcher as the binary embeds it. They fail,
-//! never skip, when bubblewrap or root is missing where a test needs it.
+//! commands end to end on the real kernel, and the CLI compared with the library it embeds. They
+//! fail, never skip, when bubblewrap or root is missing where a test needs it. The launcher
+//! library's own tests are cordon-launch's (`crates/cordon-launch/tests/launch/`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests fail by panicking
 
@@ -15,8 +16,6 @@ mod explain_macos;
 mod git_config;
 mod kill_launcher;
 mod large_inputs;
-mod launcher;
 mod one_owner;
 mod roots;
 mod stage_placement;
-mod warm;

@@ -1,12 +1,10 @@
-//! The jail a prepared session builds ahead of its next command (cordon-launch's warm.rs),
-//! through the library with the real stage: each command still gets a jail of its own that holds,
-//! its clock starts when it is handed the command, a request that does not fit runs in a fresh
-//! jail, and nothing is left once the session ends.
+//! The jail a prepared session builds ahead of its next command (`src/session/warm.rs`), through
+//! the library with the real stage (this test binary): each command still gets a jail of its
+//! own that holds, its clock starts when it is handed the command, a request that does not fit
+//! runs in a fresh jail, and nothing is left once the session ends.
 //!
-//! One test function on purpose: it counts this process's `bwrap` children, which tests running
-//! on other threads of the same process would disturb.
-
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests fail by panicking
+//! One test function on purpose: it counts this process's `bwrap` children, which another test
+//! running at the same time would disturb (the runner runs one test at a time, too).
 
 use crate::common;
 
@@ -84,8 +82,7 @@ fn stdout(r: &RunResult) -> &str {
     r.stdout.text.as_str()
 }
 
-#[test]
-fn a_prepared_session_builds_each_next_jail_ahead_and_each_holds() {
+pub fn a_prepared_session_builds_each_next_jail_ahead_and_each_holds() {
     // A home the jail sees as the host's (never under its private /tmp or /var/tmp, wherever
     // the checkout is), with a credential to mask.
     let base = common::visible_dir("cordon-test-warm-");
@@ -94,8 +91,11 @@ fn a_prepared_session_builds_each_next_jail_ahead_and_each_holds() {
     std::fs::create_dir_all(home.join(".ssh")).unwrap();
     std::fs::create_dir_all(&work).unwrap();
     std::fs::write(home.join(".ssh/id_ed25519"), "warm-test-secret\n").unwrap();
-    let mut launcher_config =
-        Launcher::default_config(common::cordon(), Some(home.as_os_str().to_owned()), None);
+    let mut launcher_config = Launcher::default_config(
+        common::stage().to_path_buf(),
+        Some(home.as_os_str().to_owned()),
+        None,
+    );
     launcher_config.candidates = cordon_launch::TRUSTED_BWRAP_PATHS
         .iter()
         .map(|s| (*s).to_owned())

@@ -1,8 +1,6 @@
-//! The launcher's refusals, through its library API with the real stage (this package's binary):
-//! no trusted bubblewrap, an explicit `warn`, a bubblewrap that does not jail, and a backend that
+//! The launcher's refusals, through its library API with the real stage (this test binary): no
+//! trusted bubblewrap, an explicit `warn`, a bubblewrap that does not jail, and a backend that
 //! claims enforcement it does not deliver.
-
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests fail by panicking
 
 use crate::common;
 
@@ -41,7 +39,7 @@ impl Setup {
 
     fn config(&self, candidates: &[&str]) -> cordon_launch::BwrapConfig {
         let mut c = Launcher::default_config(
-            common::cordon(),
+            common::stage().to_path_buf(),
             Some(self.home.path().as_os_str().to_owned()),
             None,
         );
@@ -76,8 +74,7 @@ fn request<'a>(
     }
 }
 
-#[test]
-fn no_trusted_bubblewrap_refuses_with_the_reason_and_the_ways_out() {
+pub fn no_trusted_bubblewrap_refuses_with_the_reason_and_the_ways_out() {
     let s = Setup::new();
     let launcher = Launcher::linux_with(
         s.config(&["/nonexistent/bwrap", "/tmp"]),
@@ -96,8 +93,7 @@ fn no_trusted_bubblewrap_refuses_with_the_reason_and_the_ways_out() {
     assert!(!marker.exists(), "the payload ran without a jail");
 }
 
-#[test]
-fn warn_runs_unsandboxed_only_when_set_and_says_so() {
+pub fn warn_runs_unsandboxed_only_when_set_and_says_so() {
     let s = Setup::new();
     let launcher = Launcher::linux_with(s.config(&["/nonexistent/bwrap"]), BackendChoice::Bwrap);
     let mut b = PolicyBuilder::new(Profile::Shell);
@@ -125,8 +121,7 @@ fn trusted_dir() -> PathBuf {
     dir
 }
 
-#[test]
-fn a_bubblewrap_that_does_not_jail_fails_the_probe_and_nothing_runs() {
+pub fn a_bubblewrap_that_does_not_jail_fails_the_probe_and_nothing_runs() {
     assert_eq!(
         rustix::process::geteuid().as_raw(),
         0,
@@ -135,10 +130,10 @@ fn a_bubblewrap_that_does_not_jail_fails_the_probe_and_nothing_runs() {
     let s = Setup::new();
     let dir = trusted_dir();
     let fake = dir.join("bwrap");
-    // Describes itself like the real one, then runs the stage (the cordon binary) with no jail.
+    // Describes itself like the real one, then runs the stage (this test binary) with no jail.
     let script = format!(
         "#!/bin/sh\ncase \"$1\" in --version|--help) exec /usr/bin/bwrap \"$@\";; esac\nshift 4\nexec {} \"$@\"\n",
-        common::cordon().display()
+        common::stage().display()
     );
     std::fs::write(&fake, script).unwrap();
     std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -176,7 +171,7 @@ impl Backend for Liar {
         status: Vec<OwnedFd>,
     ) -> Result<Prepared, LaunchError> {
         let (plan, env, stage_argv) = (spec.plan, spec.env, spec.stage_argv);
-        let mut command = Command::new(common::cordon());
+        let mut command = Command::new(common::stage());
         command
             .args(stage_argv)
             .env_clear()
@@ -194,7 +189,7 @@ impl Backend for Liar {
         })
     }
     fn stage_binary(&self) -> Option<&Path> {
-        Some(common::cordon_static())
+        Some(common::stage())
     }
     fn report(&self) -> BackendReport {
         BackendReport {
@@ -208,8 +203,7 @@ impl Backend for Liar {
     }
 }
 
-#[test]
-fn the_in_jail_self_check_stops_a_backend_that_claims_too_much() {
+pub fn the_in_jail_self_check_stops_a_backend_that_claims_too_much() {
     let s = Setup::new();
     std::fs::create_dir_all(s.home.path().join(".ssh")).unwrap();
     std::fs::write(s.home.path().join(".ssh/id"), "SENTINEL").unwrap();
@@ -240,10 +234,9 @@ fn the_in_jail_self_check_stops_a_backend_that_claims_too_much() {
     assert!(leftovers.is_empty(), "self-check file left on the host");
 }
 
-#[test]
-fn every_backend_refuses_a_writable_root_that_holds_the_stage_binary() {
+pub fn every_backend_refuses_a_writable_root_that_holds_the_stage_binary() {
     let s = Setup::new();
-    let exe = std::fs::canonicalize(common::cordon()).unwrap();
+    let exe = std::fs::canonicalize(common::stage()).unwrap();
     let mut b = PolicyBuilder::new(Profile::Shell);
     b.add_writable(
         cordon_policy::PathSpec::from_path(exe.parent().unwrap()).unwrap(),
@@ -268,8 +261,7 @@ fn every_backend_refuses_a_writable_root_that_holds_the_stage_binary() {
     assert!(!marker.exists());
 }
 
-#[test]
-fn preparation_walks_once_refuses_what_reaches_outside_and_runs_check_only_identity() {
+pub fn preparation_walks_once_refuses_what_reaches_outside_and_runs_check_only_identity() {
     let s = Setup::new();
     let launcher = Launcher::linux_with(
         s.config(cordon_launch::TRUSTED_BWRAP_PATHS),
