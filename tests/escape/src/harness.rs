@@ -740,7 +740,7 @@ impl<'c, 'a> Run<'c, 'a> {
         })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-        let mut child = match cmd.spawn() {
+        let mut child = match spawn_retrying_busy(&mut cmd) {
             Ok(c) => c,
             Err(e) => {
                 return RunOut {
@@ -877,6 +877,23 @@ pub fn q(word: &str) -> String {
 /// Single-quotes a path for `/bin/sh`.
 pub fn qp(path: &Path) -> String {
     q(&path.display().to_string())
+}
+
+/// `cmd.spawn()`, tried again for a second at most while it fails with `ETXTBSY`: a binary a
+/// case copied just before (the stage placed in a hidden directory) is still open for writing
+/// in a child another case's thread forked meanwhile, until that child execs.
+fn spawn_retrying_busy(cmd: &mut Command) -> std::io::Result<Child> {
+    const ETXTBSY: i32 = 26;
+    let mut tries = 0;
+    loop {
+        match cmd.spawn() {
+            Err(e) if e.raw_os_error() == Some(ETXTBSY) && tries < 50 => {
+                tries += 1;
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            other => return other,
+        }
+    }
 }
 
 #[cfg(test)]
