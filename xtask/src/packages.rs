@@ -1,6 +1,8 @@
-//! `cargo xtask ci packages`: the harness packages built and tested the way a user gets them.
+//! `cargo xtask ci packages`: the crates ready to publish, and the harness packages built and
+//! tested the way a user gets them.
 //!
-//! In order: the static `cordon` (`cargo xtask dist`); the Python wheel (maturin, with the
+//! In order: every crate in `crates/` through `cargo package` and `cargo doc` without warnings;
+//! the static `cordon` (`cargo xtask dist`); the Python wheel (maturin, with the
 //! binary in it), installed into a fresh virtual environment with pytest and the MCP SDK, whose
 //! tests run against real jails (the `cordon mcp` server and a third-party MCP server in the
 //! jail among them); the npm package (`npm pack`, with the binary in it), installed into a
@@ -22,15 +24,22 @@ use crate::ci::Ctx;
 /// What the step installs from PyPI, pinned: the build backend, the test runner, the MCP SDK
 /// whose client drives `cordon mcp` and the third-party server.
 const PYTHON_TOOLS: &[&str] = &["maturin==1.16.0", "pytest==9.2.0", "mcp==2.3.0"];
+/// The type checker the Python package passes in strict mode (build side only).
+const MYPY: &str = "mypy==2.4.1";
 /// The third-party MCP server run in the jail (npm), pinned.
 const MCP_FILESYSTEM: &str = "@modelcontextprotocol/server-filesystem@2026.8.31";
 /// The only target the packages carry a binary for.
 const TARGET: &str = "x86_64-unknown-linux-gnu";
+/// Crates whose documentation still has warnings, left to their owners (restructured
+/// elsewhere): `cordon-launch` links two private items (`REPORTED` in `session/mod.rs`,
+/// `STAGE_ARG` in `stage/entry.rs`). Documented without `-D warnings` until then.
+const DOC_WARNINGS_PENDING: &[&str] = &["cordon-launch"];
 
 /// The step: build both packages, install each where a user would, run their tests.
 pub fn run(ctx: &Ctx) -> Result<(), Error> {
     let dirs = Dirs::new(ctx.root());
     require_tools()?;
+    check_crates(ctx)?;
     let cordon = cordon_test_support::dist::build(ctx.root())?;
     let server = install_mcp_filesystem(&dirs)?;
     let wheel = build_wheel(ctx, &dirs)?;
@@ -115,6 +124,41 @@ fn require_tools() -> Result<(), Error> {
     Ok(())
 }
 
+/// The crates in `crates/`: `cargo package` (all at once, so each finds the others it depends
+/// on) and `cargo doc --no-deps` without warnings.
+fn check_crates(ctx: &Ctx) -> Result<(), Error> {
+    let dir = ctx.root().join("crates");
+    let mut crates = Vec::new();
+    for entry in std::fs::read_dir(&dir).map_err(|e| io("read", &dir, e))? {
+        let path = entry.map_err(|e| io("read", &dir, e))?.path();
+        if path.join("Cargo.toml").is_file()
+            && let Some(name) = path.file_name().and_then(|n| n.to_str())
+        {
+            crates.push(name.to_owned());
+        }
+    }
+    crates.sort();
+    let selected = |names: &mut dyn Iterator<Item = &String>| -> Vec<String> {
+        names.flat_map(|c| ["-p".to_owned(), c.clone()]).collect()
+    };
+    ctx.cargo(["package", "--no-verify", "--allow-dirty", "--locked"])
+        .args(selected(&mut crates.iter()))
+        .run()?;
+    let (pending, strict): (Vec<&String>, Vec<&String>) = crates
+        .iter()
+        .partition(|c| DOC_WARNINGS_PENDING.contains(&c.as_str()));
+    ctx.cargo(["doc", "--no-deps", "--locked"])
+        .args(selected(&mut strict.into_iter()))
+        .env("RUSTDOCFLAGS", "-D warnings")
+        .run()?;
+    if !pending.is_empty() {
+        ctx.cargo(["doc", "--no-deps", "--locked"])
+            .args(selected(&mut pending.into_iter()))
+            .run()?;
+    }
+    Ok(())
+}
+
 /// `npm install`s the third-party MCP server on the host; returns its entry point.
 fn install_mcp_filesystem(dirs: &Dirs) -> Result<PathBuf, Error> {
     let dir = dirs.path("mcp-servers");
@@ -160,6 +204,12 @@ fn build_wheel(ctx: &Ctx, dirs: &Dirs) -> Result<PathBuf, Error> {
             "--disable-pip-version-check",
         ])
         .args(PYTHON_TOOLS)
+        .arg(MYPY)
+        .run()?;
+    let source = ctx.root().join("packages/python");
+    ctx.cmd(venv.join("bin/mypy"))
+        .args(["--strict", "python/cordon_sandbox"])
+        .current_dir(&source)
         .run()?;
     let out = dirs.fresh("wheels")?;
     ctx.cmd(venv.join("bin/maturin"))
@@ -173,7 +223,7 @@ fn build_wheel(ctx: &Ctx, dirs: &Dirs) -> Result<PathBuf, Error> {
         ])
         .arg(&out)
         .env("RUSTFLAGS", "-C target-feature=+crt-static")
-        .current_dir(ctx.root().join("packages/python"))
+        .current_dir(&source)
         .run()?;
     only_file(&out, ".whl")
 }
