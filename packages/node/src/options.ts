@@ -110,6 +110,9 @@ export function checkArgv(argv: readonly string[]): string[] {
 /** One result object (`cordon run --json`, or a line of `cordon serve`): the `Result`, or an
  * `InvalidRequest` for serve's error object and a `Refused` for a refusal. */
 export function fromAnswer(answer: unknown): Result {
+  if (typeof answer !== "object" || answer === null || Array.isArray(answer)) {
+    throw new CordonError(`cordon answered something that is not an object: ${JSON.stringify(answer)}`, CANNOT_RUN);
+  }
   if (typeof answer === "object" && answer !== null && "error" in answer && !("status" in answer)) {
     const { error, exit_code: code } = answer as { error: unknown; exit_code?: unknown };
     throw new InvalidRequest(String(error), typeof code === "number" ? code : CANNOT_RUN);

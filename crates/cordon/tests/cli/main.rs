@@ -6,6 +6,7 @@
 
 mod caches;
 mod cli_floor;
+mod cli_mcp;
 mod cli_policy;
 mod cli_run;
 mod cli_serve;

@@ -155,8 +155,7 @@ def from_run(exit_code: int, stdout: bytes, stderr: bytes) -> Result:
             answer = json.loads(lines[-1])
         except json.JSONDecodeError as e:
             raise CordonError(f"cordon printed something that is not its result: {e}", exit_code=exit_code) from e
-        if isinstance(answer, dict):
-            return from_answer(answer)
+        return from_answer(answer)
     if exit_code == CANNOT_RUN:
         raise InvalidRequest(message or "cordon could not run the command", exit_code=exit_code)
     if exit_code == REFUSED:
@@ -166,9 +165,11 @@ def from_run(exit_code: int, stdout: bytes, stderr: bytes) -> Result:
     )
 
 
-def from_answer(answer: Mapping[str, Any]) -> Result:
+def from_answer(answer: object) -> Result:
     """One result object (``cordon run --json``, or a line of ``cordon serve``): the `Result`,
     or `InvalidRequest` for serve's error object and `Refused` for a refusal."""
+    if not isinstance(answer, dict):
+        raise CordonError(f"cordon answered something that is not an object: {answer!r:.200}", exit_code=CANNOT_RUN)
     if "error" in answer and "status" not in answer:
         code = answer.get("exit_code")
         raise InvalidRequest(str(answer["error"]), exit_code=code if isinstance(code, int) else CANNOT_RUN)
