@@ -127,36 +127,35 @@ fn require_tools() -> Result<(), Error> {
 /// The crates in `crates/`: `cargo package` (all at once, so each finds the others it depends
 /// on) and `cargo doc --no-deps` without warnings.
 fn check_crates(ctx: &Ctx) -> Result<(), Error> {
-    let dir = ctx.root().join("crates");
-    let mut crates = Vec::new();
-    for entry in std::fs::read_dir(&dir).map_err(|e| io("read", &dir, e))? {
-        let path = entry.map_err(|e| io("read", &dir, e))?.path();
-        if path.join("Cargo.toml").is_file()
-            && let Some(name) = path.file_name().and_then(|n| n.to_str())
-        {
-            crates.push(name.to_owned());
-        }
-    }
-    crates.sort();
-    let selected = |names: &mut dyn Iterator<Item = &String>| -> Vec<String> {
-        names.flat_map(|c| ["-p".to_owned(), c.clone()]).collect()
-    };
+    let crates: Vec<String> = entries(&ctx.root().join("crates"))?
+        .into_iter()
+        .filter(|path| path.join("Cargo.toml").is_file())
+        .filter_map(|path| Some(path.file_name()?.to_str()?.to_owned()))
+        .collect();
     ctx.cargo(["package", "--no-verify", "--allow-dirty", "--locked"])
-        .args(selected(&mut crates.iter()))
+        .args(selected(&crates))
         .run()?;
     let (pending, strict): (Vec<&String>, Vec<&String>) = crates
         .iter()
         .partition(|c| DOC_WARNINGS_PENDING.contains(&c.as_str()));
     ctx.cargo(["doc", "--no-deps", "--locked"])
-        .args(selected(&mut strict.into_iter()))
+        .args(selected(strict))
         .env("RUSTDOCFLAGS", "-D warnings")
         .run()?;
     if !pending.is_empty() {
         ctx.cargo(["doc", "--no-deps", "--locked"])
-            .args(selected(&mut pending.into_iter()))
+            .args(selected(pending))
             .run()?;
     }
     Ok(())
+}
+
+/// `-p NAME` for each crate.
+fn selected<'a>(crates: impl IntoIterator<Item = &'a String>) -> Vec<String> {
+    crates
+        .into_iter()
+        .flat_map(|c| ["-p".to_owned(), c.clone()])
+        .collect()
 }
 
 /// `npm install`s the third-party MCP server on the host; returns its entry point.
@@ -195,17 +194,7 @@ fn build_wheel(ctx: &Ctx, dirs: &Dirs) -> Result<PathBuf, Error> {
     if !venv.join("bin/python").exists() {
         Cmd::new("python3").arg("-m").arg("venv").arg(&venv).run()?;
     }
-    Cmd::new(venv.join("bin/python"))
-        .args([
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-        ])
-        .args(PYTHON_TOOLS)
-        .arg(MYPY)
-        .run()?;
+    pip_install(&venv).args(PYTHON_TOOLS).arg(MYPY).run()?;
     let source = ctx.root().join("packages/python");
     ctx.cmd(venv.join("bin/mypy"))
         .args(["--strict", "python/cordon_sandbox"])
@@ -254,20 +243,12 @@ fn pack_npm(ctx: &Ctx, dirs: &Dirs, cordon: &Path) -> Result<PathBuf, Error> {
 fn test_python(ctx: &Ctx, dirs: &Dirs, wheel: &Path, server: &Path) -> Result<(), Error> {
     let venv = dirs.fresh("python-venv")?;
     Cmd::new("python3").arg("-m").arg("venv").arg(&venv).run()?;
-    let python = venv.join("bin/python");
-    Cmd::new(&python)
-        .args([
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-        ])
+    pip_install(&venv)
         .arg(wheel)
         .args(PYTHON_TOOLS.iter().filter(|t| !t.starts_with("maturin")))
         .run()?;
     let basetemp = dirs.fresh("python-tests")?;
-    ctx.cmd(&python)
+    ctx.cmd(venv.join("bin/python"))
         .args(["-m", "pytest", "-p", "no:cacheprovider", "-v", "--basetemp"])
         .arg(&basetemp)
         .arg("tests")
@@ -295,8 +276,7 @@ fn test_node(ctx: &Ctx, dirs: &Dirs, tarball: &Path) -> Result<(), Error> {
     std::fs::create_dir_all(&tests).map_err(|e| io("create", &tests, e))?;
     let compiled = package.join("test-dist");
     let mut files = Vec::new();
-    for entry in std::fs::read_dir(&compiled).map_err(|e| io("read", &compiled, e))? {
-        let path = entry.map_err(|e| io("read", &compiled, e))?.path();
+    for path in entries(&compiled)? {
         let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
             continue;
         };
@@ -314,7 +294,6 @@ fn test_node(ctx: &Ctx, dirs: &Dirs, tarball: &Path) -> Result<(), Error> {
             compiled.display()
         )));
     }
-    files.sort();
     let scratch = dirs.fresh("node-tests")?;
     ctx.cmd("node")
         .arg("--test")
@@ -330,15 +309,23 @@ fn test_node(ctx: &Ctx, dirs: &Dirs, tarball: &Path) -> Result<(), Error> {
     Ok(())
 }
 
+/// `pip install` into the virtual environment `venv`.
+fn pip_install(venv: &Path) -> Cmd {
+    Cmd::new(venv.join("bin/python")).args([
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--disable-pip-version-check",
+    ])
+}
+
 /// The one file in `dir` whose name ends with `suffix`.
 fn only_file(dir: &Path, suffix: &str) -> Result<PathBuf, Error> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir(dir).map_err(|e| io("read", dir, e))? {
-        let path = entry.map_err(|e| io("read", dir, e))?.path();
-        if path.to_string_lossy().ends_with(suffix) {
-            found.push(path);
-        }
-    }
+    let found: Vec<PathBuf> = entries(dir)?
+        .into_iter()
+        .filter(|path| path.to_string_lossy().ends_with(suffix))
+        .collect();
     match found.as_slice() {
         [one] => Ok(one.clone()),
         _ => Err(Error::Packages(format!(
@@ -346,6 +333,16 @@ fn only_file(dir: &Path, suffix: &str) -> Result<PathBuf, Error> {
             dir.display()
         ))),
     }
+}
+
+/// The entries of `dir`, sorted.
+fn entries(dir: &Path) -> Result<Vec<PathBuf>, Error> {
+    let mut paths = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(|e| io("read", dir, e))? {
+        paths.push(entry.map_err(|e| io("read", dir, e))?.path());
+    }
+    paths.sort();
+    Ok(paths)
 }
 
 fn size(path: &Path) -> Result<String, Error> {

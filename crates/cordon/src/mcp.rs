@@ -46,23 +46,16 @@ const CONCURRENT_CALLS: usize = 4;
 /// Runs `cordon mcp` on this process's stdin and stdout until the client closes stdin; returns
 /// the exit code.
 pub fn run(args: &McpArgs) -> Result<u8, CliError> {
-    // As `serve`: SIGTERM, SIGINT and SIGHUP end every jail of the session, set up while this
-    // process still has one thread (the runtime below starts others).
-    cordon_launch::end_jails_on_signals(std::time::Duration::ZERO).map_err(CliError::Signals)?;
-    let (ctx, plan) = crate::run::plan_for(&args.jail, true)?;
-    let launcher = crate::run::launcher(&ctx, &args.jail)?;
-    let session = match launcher.prepare(&plan) {
-        Ok(session) => session,
-        Err(e) => {
-            eprintln!("cordon: refused: {e}");
-            return Ok(exit::REFUSED);
-        }
+    // As `serve`: SIGTERM, SIGINT and SIGHUP end every jail of the session, set up before the
+    // runtime below starts other threads.
+    let Some(session) = crate::serve::Session::start(&args.jail)? else {
+        return Ok(exit::REFUSED);
     };
     let shell = Arc::new(JailedShell {
-        workspace: ctx.cwd.display().to_string(),
-        launcher,
-        session,
-        plan,
+        workspace: session.ctx.cwd.display().to_string(),
+        launcher: session.launcher,
+        session: session.preparation,
+        plan: session.plan,
         host_env: cordon_env::host_snapshot(),
     });
     let runtime = tokio::runtime::Builder::new_current_thread()

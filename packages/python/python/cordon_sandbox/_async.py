@@ -14,6 +14,7 @@ from ._options import (
     JailOptions,
     Network,
     PathLike,
+    SessionBase,
     check_argv,
     ended,
     from_answer,
@@ -123,31 +124,16 @@ class _AsyncServe:
         await asyncio.wait([self._drain], timeout=5)
 
 
-class AsyncSession:
+class AsyncSession(SessionBase):
     """`Session` for asyncio: ``async with AsyncSession(cwd=...) as s: await s.run([...])``.
 
     The first ``cordon serve`` starts on entry (or on the first ``run``); ``run`` with other
     options starts one for them, and `aclose` ends them all.
     """
 
-    def __init__(
-        self,
-        *,
-        cwd: PathLike,
-        profile: str | None = None,
-        network: Network | None = None,
-        allow_hosts: Sequence[str] = (),
-        env: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-        binary: PathLike | None = None,
-    ) -> None:
-        self._binary = cordon_binary(binary)
-        self._options = JailOptions.make(
-            cwd=cwd, profile=profile, network=network, allow_hosts=allow_hosts, env=env, timeout=timeout
-        )
+    def _started(self) -> None:
         self._lock = asyncio.Lock()
         self._serves: dict[JailOptions, _AsyncServe] = {}
-        self._closed = False
 
     async def _serve(self, options: JailOptions) -> _AsyncServe:
         async with self._lock:
@@ -170,9 +156,8 @@ class AsyncSession:
         timeout: float | None = None,
     ) -> Result:
         """`Session.run`, awaitable."""
-        command = check_argv(argv)
-        options = self._options.replace(
-            cwd=cwd, profile=profile, network=network, allow_hosts=allow_hosts, env=env, timeout=timeout
+        command, options = self._request(
+            argv, cwd=cwd, profile=profile, network=network, allow_hosts=allow_hosts, env=env, timeout=timeout
         )
         serve = await self._serve(options)
         return await serve.ask(command)

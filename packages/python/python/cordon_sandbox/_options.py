@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ._binary import cordon_binary
 from .errors import CANNOT_RUN, REFUSED, CordonError, InvalidRequest, Refused, SessionClosed
 from .result import Result
 
@@ -87,6 +88,49 @@ class JailOptions:
         if self.timeout is not None:
             out += ["--timeout", str(self.timeout)]
         return out
+
+
+class SessionBase:
+    """What `Session` and `AsyncSession` share: the binary, the session's options, and the
+    options of one request (the session's, with what the request gives replaced)."""
+
+    def __init__(
+        self,
+        *,
+        cwd: PathLike,
+        profile: str | None = None,
+        network: Network | None = None,
+        allow_hosts: Sequence[str] = (),
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+        binary: PathLike | None = None,
+    ) -> None:
+        self._binary = cordon_binary(binary)
+        self._options = JailOptions.make(
+            cwd=cwd, profile=profile, network=network, allow_hosts=allow_hosts, env=env, timeout=timeout
+        )
+        self._closed = False
+        self._started()
+
+    def _started(self) -> None:
+        """Called at the end of construction (a session starts its first ``cordon serve``)."""
+
+    def _request(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: PathLike | None,
+        profile: str | None,
+        network: Network | None,
+        allow_hosts: Sequence[str] | None,
+        env: Mapping[str, str] | None,
+        timeout: float | None,
+    ) -> tuple[list[str], JailOptions]:
+        command = check_argv(argv)
+        options = self._options.replace(
+            cwd=cwd, profile=profile, network=network, allow_hosts=allow_hosts, env=env, timeout=timeout
+        )
+        return command, options
 
 
 def _strings(name: str, values: Sequence[str]) -> tuple[str, ...]:

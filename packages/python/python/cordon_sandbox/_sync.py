@@ -15,6 +15,7 @@ from ._options import (
     JailOptions,
     Network,
     PathLike,
+    SessionBase,
     check_argv,
     ended,
     from_answer,
@@ -136,34 +137,21 @@ class _Serve:
         self._drain.join(timeout=5)
 
 
-class Session:
+class Session(SessionBase):
     """Many commands over ``cordon serve``: the workspace is walked once, and each command is
     handed to a jail built (and checked) while you worked on the previous result.
 
-    Use it as a context manager, or call `close`. ``run`` takes the same options as the
-    module's `run`; options it leaves out are the session's. The options of one ``cordon
-    serve`` are fixed, so the session keeps one per distinct set of options it was asked for
-    (the first on construction, others when first needed), and closes them all together.
+    ``Session(cwd=…, profile=…, network=…, allow_hosts=…, env=…, timeout=…, binary=…)`` takes
+    the options of the module's `run`. Use it as a context manager, or call `close`. ``run``
+    takes the same options as the module's `run`; options it leaves out are the session's. The
+    options of one ``cordon serve`` are fixed, so the session keeps one per distinct set of
+    options it was asked for (the first on construction, others when first needed), and closes
+    them all together.
     """
 
-    def __init__(
-        self,
-        *,
-        cwd: PathLike,
-        profile: str | None = None,
-        network: Network | None = None,
-        allow_hosts: Sequence[str] = (),
-        env: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-        binary: PathLike | None = None,
-    ) -> None:
-        self._binary = cordon_binary(binary)
-        self._options = JailOptions.make(
-            cwd=cwd, profile=profile, network=network, allow_hosts=allow_hosts, env=env, timeout=timeout
-        )
+    def _started(self) -> None:
         self._lock = threading.Lock()
         self._serves: dict[JailOptions, _Serve] = {}
-        self._closed = False
         self._serve(self._options)
 
     def _serve(self, options: JailOptions) -> _Serve:
@@ -188,9 +176,8 @@ class Session:
     ) -> Result:
         """Runs ``argv`` in a jail of its own; see the module's `run` for the options, returns
         and exceptions. Raises `SessionClosed` after `close`."""
-        command = check_argv(argv)
-        options = self._options.replace(
-            cwd=cwd, profile=profile, network=network, allow_hosts=allow_hosts, env=env, timeout=timeout
+        command, options = self._request(
+            argv, cwd=cwd, profile=profile, network=network, allow_hosts=allow_hosts, env=env, timeout=timeout
         )
         return self._serve(options).ask(command)
 
