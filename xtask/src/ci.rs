@@ -82,6 +82,11 @@ pub const STEPS: &[Step] = &[
         run: workloads,
     },
     Step {
+        name: "packages",
+        about: "the Python wheel and the npm package with the static binary in them, installed in a fresh venv and a fresh project; pytest (cordon mcp and a third-party MCP server in the jail included) and node --test against real jails",
+        run: crate::packages::run,
+    },
+    Step {
         name: "deny",
         about: "cargo deny check licenses bans sources (deny.toml)",
         run: deny,

@@ -9,6 +9,7 @@
 mod ci;
 mod fuzz;
 mod harnesses;
+mod packages;
 mod relocated;
 mod setup;
 mod workspace;

@@ -1,4 +1,4 @@
-//! A resolved [`Plan`] → the bubblewrap argument list that enforces it.
+//! A resolved [`Plan`](cordon_policy::Plan) → the bubblewrap argument list that enforces it.
 //!
 //! cordon jails a command on Linux with bubblewrap (`bwrap`): new user, PID, IPC, UTS and cgroup
 //! namespaces (and a new network namespace when the network is denied), no capabilities, a new

@@ -18,6 +18,24 @@
 //! and the legacy `[s.sub]`, case-insensitive section and variable names, quoted values with
 //! `\"`, `\\`, `\n`, `\t`, `\b` escapes, line continuations, `#` and `;` comments. Lines the
 //! jail did not change are kept byte for byte.
+//!
+//! # Example
+//!
+//! A jail set an identity (allowed) and `core.fsmonitor` (a program the host's git would run
+//! on every `git status`: refused); meanwhile the host added a remote. The merge keeps the
+//! host's edit and the identity, and reports the refused key:
+//!
+//! ```
+//! let base = "[core]\n\tbare = false\n";
+//! let jail = "[core]\n\tbare = false\n\tfsmonitor = /tmp/evil.sh\n[user]\n\tname = Agent\n";
+//! let current = "[core]\n\tbare = false\n[remote \"origin\"]\n\turl = https://example.com/r.git\n";
+//!
+//! let merged = cordon_gitconfig::merge(base, jail, current)?;
+//! assert!(merged.text.contains("name = Agent") && merged.text.contains("url = https://example.com/r.git"));
+//! assert!(!merged.text.contains("fsmonitor"));
+//! assert_eq!(merged.refused[0].key, "core.fsmonitor");
+//! # Ok::<(), cordon_gitconfig::MergeError>(())
+//! ```
 
 mod keys;
 mod parse;

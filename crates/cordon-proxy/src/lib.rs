@@ -29,6 +29,36 @@
 //! refusal recorded and answered), with the host's resolver (`SystemResolver`). It accepts on a
 //! listener it is given and knows nothing of jails: how the listener is made inside a jail's
 //! network namespace and handed over is the launcher's bridge (`cordon-launch`'s `features/proxy.rs`).
+//!
+//! # Example
+//!
+//! One allowlist, two requests: a listed name that resolves to a public address is allowed
+//! (the address to connect to comes back), and a listed name that resolves to a private
+//! address is refused, because only that exact `IP:PORT` being listed would allow it.
+//!
+//! ```
+//! use std::net::IpAddr;
+//! use cordon_proxy::{Allowlist, Host, Resolver, Target};
+//!
+//! struct Fixed;
+//! impl Resolver for Fixed {
+//!     fn resolve(&self, name: &str) -> Result<Vec<IpAddr>, String> {
+//!         match name {
+//!             "api.example.com" => Ok(vec!["93.184.215.14".parse().unwrap()]),
+//!             "internal.example.com" => Ok(vec!["10.0.0.7".parse().unwrap()]),
+//!             _ => Err(format!("{name}: no such name")),
+//!         }
+//!     }
+//! }
+//!
+//! let allow = Allowlist::parse(&["api.example.com", "*.example.com:443"])?;
+//! let target = |host: &str| Target { host: Host::Name(host.into()), port: 443 };
+//! let allowed = allow.decide(&target("api.example.com"), &Fixed).expect("listed, public");
+//! assert_eq!(allowed.addrs, ["93.184.215.14:443".parse().unwrap()]);
+//! assert!(allow.decide(&target("internal.example.com"), &Fixed).is_err());
+//! assert!(allow.decide(&target("other.test"), &Fixed).is_err());
+//! # Ok::<(), cordon_proxy::PatternError>(())
+//! ```
 
 pub mod addr;
 pub mod decide;

@@ -46,35 +46,44 @@ pub fn gate_run(
     json: bool,
     out: &mut dyn Write,
 ) -> Result<Option<u8>, CliError> {
-    let verdict = floor().check_argv(argv);
-    let Verdict::Refuse { rule, reason, .. } = &verdict else {
+    let Some(result) = floor_refusal(argv) else {
         return Ok(None);
     };
-    report(&verdict);
     if json {
-        let empty = serde_json::json!({"text": "", "truncated": false, "bytes": 0});
-        let result = serde_json::json!({
-            "status": "refused",
-            "exit_code": exit::REFUSED,
-            "signal": null,
-            "stdout": empty,
-            "stderr": empty,
-            "duration_ms": 0.0,
-            "backend": null,
-            "sandboxed": false,
-            "policy_hash": null,
-            "violations": [],
-            "refusal": format!("refused by the floor: {rule}: {reason}"),
-            "rule": rule.id(),
-            "warnings": [],
-            "env_dropped": {},
-            "landlock": null,
-            "built_ahead": false,
-        });
         serde_json::to_writer(&mut *out, &result)?;
         writeln!(out)?;
     }
     Ok(Some(exit::REFUSED))
+}
+
+/// The floor's verdict on `argv` as `cordon run --json` reports a refusal (printed on stderr
+/// too), or `None` when the floor allows it. `serve` and `mcp` answer with this object.
+pub fn floor_refusal(argv: &[OsString]) -> Option<serde_json::Value> {
+    let verdict = floor().check_argv(argv);
+    let Verdict::Refuse { rule, reason, .. } = &verdict else {
+        return None;
+    };
+    report(&verdict);
+    let empty = serde_json::json!({"text": "", "truncated": false, "bytes": 0});
+    Some(serde_json::json!({
+        "status": "refused",
+        "exit_code": exit::REFUSED,
+        "signal": null,
+        "stdout": empty,
+        "stderr": empty,
+        "duration_ms": 0.0,
+        "backend": null,
+        "sandboxed": false,
+        "policy_hash": null,
+        "violations": [],
+        "refusal": format!("refused by the floor: {rule}: {reason}"),
+        "rule": rule.id(),
+        "warnings": [],
+        "env_dropped": {},
+        "landlock": null,
+        "built_ahead": false,
+        "network": null,
+    }))
 }
 
 /// Prints a refusal on stderr; the exit code of the verdict.

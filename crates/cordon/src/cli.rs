@@ -24,6 +24,9 @@ pub enum Command {
     /// Run many commands in one session: one JSON argument array per line on stdin, one JSON
     /// result per line on stdout (schema in docs/cli.md), each in a jail of its own.
     Serve(ServeArgs),
+    /// Serve MCP on stdio: one tool, `run`, that runs each call's argv in a jail of its own for
+    /// the workspace `--cwd` (docs/cli.md).
+    Mcp(McpArgs),
     /// Print what `run` would use (bubblewrap's arguments, or the Seatbelt profile and
     /// sandbox-exec's arguments with `--platform macos`); run nothing.
     Explain(ExplainArgs),
@@ -209,6 +212,14 @@ pub struct RunOptions {
 #[derive(Debug, Args)]
 pub struct ServeArgs {
     /// How every command's jail is made.
+    #[command(flatten)]
+    pub jail: JailOptions,
+}
+
+/// Options of `cordon mcp`.
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// How every call's jail is made.
     #[command(flatten)]
     pub jail: JailOptions,
 }

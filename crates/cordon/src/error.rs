@@ -34,6 +34,12 @@ pub enum CliError {
     /// A private toolchain cache could not be prepared, shown or cleared.
     #[error(transparent)]
     Cache(#[from] cordon_launch::CacheError),
+    /// The async runtime `cordon mcp` serves on could not start.
+    #[error("cannot start the MCP server's runtime: {0}")]
+    Runtime(std::io::Error),
+    /// The MCP session failed (the handshake, or the transport).
+    #[error("the MCP session on stdio failed: {0}")]
+    Mcp(#[source] Box<dyn std::error::Error + Send + Sync>),
     /// JSON serialization failed.
     #[error("cannot encode JSON output: {0}")]
     Json(#[from] serde_json::Error),

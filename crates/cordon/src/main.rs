@@ -9,6 +9,7 @@ mod context;
 mod doctor;
 mod error;
 mod exit;
+mod mcp;
 mod policy_show;
 mod run;
 mod serve;
@@ -43,6 +44,7 @@ fn main() -> ExitCode {
         Command::Run(args) => run::run(args, &mut out),
         Command::Explain(args) => run::explain(args, &mut out).map(|()| 0),
         Command::Serve(args) => serve::run(args, &mut std::io::stdin().lock(), &mut out),
+        Command::Mcp(args) => mcp::run(args),
         Command::Doctor(args) => {
             doctor::run(args, &mut out).map(|ok| if ok { 0 } else { exit::REFUSED })
         }

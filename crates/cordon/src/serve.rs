@@ -21,31 +21,66 @@
 use std::ffi::OsString;
 use std::io::{BufRead, Write};
 
-use cordon_launch::{Forward, RunRequest};
+use cordon_launch::{Forward, Launcher, Preparation, RunRequest};
+use cordon_policy::Plan;
 
-use crate::cli::ServeArgs;
+use crate::cli::{JailOptions, ServeArgs};
+use crate::context::Context;
 use crate::error::CliError;
 use crate::exit;
 
 /// The most bytes one request line may hold.
 pub const REQUEST_LIMIT: usize = 16 << 20;
 
+/// One prepared session, as `serve` and `mcp` hold it for their lifetime.
+pub struct Session {
+    /// The process facts it was planned in.
+    pub ctx: Context,
+    /// The plan every command of the session runs under.
+    pub plan: Plan,
+    /// The launcher that runs them.
+    pub launcher: Launcher,
+    /// The walk of the writable roots, and the jail built ahead.
+    pub preparation: Preparation,
+}
+
+impl Session {
+    /// Sets up a session for these jail options: SIGTERM, SIGINT and SIGHUP end every jail of it
+    /// (set up while this process has one thread), the plan, the launcher, the walk. `Ok(None)`
+    /// when the walk refused the session (a nested mount, a hard link reaching outside, ...):
+    /// the refusal is printed and no command may run (exit 126).
+    pub fn start(jail: &JailOptions) -> Result<Option<Session>, CliError> {
+        // The signal ends every jail, then the process exits 128+N at once: its main thread may
+        // be waiting on stdin. What the jails used on the host is removed by the session reaper.
+        cordon_launch::end_jails_on_signals(std::time::Duration::ZERO)
+            .map_err(CliError::Signals)?;
+        let (ctx, plan) = crate::run::plan_for(jail, true)?;
+        let launcher = crate::run::launcher(&ctx, jail)?;
+        match launcher.prepare(&plan) {
+            Ok(preparation) => Ok(Some(Session {
+                ctx,
+                plan,
+                launcher,
+                preparation,
+            })),
+            Err(e) => {
+                eprintln!("cordon: refused: {e}");
+                Ok(None)
+            }
+        }
+    }
+}
+
 /// Runs `cordon serve` over `input` and `out` until end of input; returns the exit code.
 pub fn run(args: &ServeArgs, input: &mut dyn BufRead, out: &mut dyn Write) -> Result<u8, CliError> {
-    // SIGTERM, SIGINT and SIGHUP end every jail of the session (the command's and the one built
-    // ahead), then `serve` exits 128+N at once: its main thread may be waiting on stdin. What
-    // the jails used on the host is removed by the session reaper.
-    cordon_launch::end_jails_on_signals(std::time::Duration::ZERO).map_err(CliError::Signals)?;
-    let (ctx, plan) = crate::run::plan_for(&args.jail, true)?;
-    let launcher = crate::run::launcher(&ctx, &args.jail)?;
-    // What the walk refuses (a nested mount, a hard link reaching outside, ...) refuses the
-    // whole session: no command runs.
-    let session = match launcher.prepare(&plan) {
-        Ok(session) => session,
-        Err(e) => {
-            eprintln!("cordon: refused: {e}");
-            return Ok(exit::REFUSED);
-        }
+    let Some(Session {
+        plan,
+        launcher,
+        preparation: session,
+        ..
+    }) = Session::start(&args.jail)?
+    else {
+        return Ok(exit::REFUSED);
     };
     let host_env = cordon_env::host_snapshot();
     let mut line = Vec::new();

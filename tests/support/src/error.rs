@@ -32,6 +32,11 @@ pub enum Error {
     #[error("workloads: {0}")]
     Workloads(String),
 
+    /// `cargo xtask ci packages` failed outside the commands it runs: a tool missing, a built
+    /// package not where it should be.
+    #[error("packages: {0}")]
+    Packages(String),
+
     /// bubblewrap is missing and cannot be installed from here.
     #[error(
         "bubblewrap is not installed ({path} is missing) and this is not root, so it cannot be \

@@ -53,7 +53,7 @@ pub struct PreparationReport {
     pub counts: Counts,
     /// How many findings make cordon refuse.
     pub findings_total: usize,
-    /// The first few of them (at most [`REPORTED`]), each with its rule.
+    /// The first few of them (at most `REPORTED`, 5), each with its rule.
     pub findings: Vec<String>,
     /// How long the walk took, in milliseconds.
     pub took_ms: f64,

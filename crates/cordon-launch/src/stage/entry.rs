@@ -1,5 +1,5 @@
 //! The cordon binary's modes besides the CLI: the in-jail stage and the host-side session
-//! reaper, both selected by a first argument no user types ([`STAGE_ARG`]).
+//! reaper, both selected by a first argument no user types (`STAGE_ARG`).
 //!
 //! A binary that embeds them calls [`run_if_stage`] first thing in `main`.
 
@@ -7,7 +7,7 @@ use std::ffi::{OsStr, OsString};
 
 use crate::stage::STAGE_ARG;
 
-/// Runs the stage when `args` (the process arguments after `argv[0]`) start with [`STAGE_ARG`];
+/// Runs the stage when `args` (the process arguments after `argv[0]`) start with `STAGE_ARG`;
 /// returns without doing anything otherwise. Call it first thing in `main`.
 pub fn run_if_stage(args: &[OsString]) {
     if args.first().map(OsString::as_os_str) != Some(OsStr::new(STAGE_ARG)) {

@@ -8,6 +8,7 @@
 mod caches;
 mod cli_denials;
 mod cli_floor;
+mod cli_mcp;
 mod cli_policy;
 mod cli_run;
 mod cli_serve;
