@@ -269,13 +269,13 @@ pub(crate) struct JailRules {
 }
 
 impl JailRules {
-    pub(crate) fn new(plan: &cordon_policy::Plan, backend: &str) -> JailRules {
+    pub(crate) fn new(plan: &cordon_policy::Plan, landlock_alone: bool) -> JailRules {
         JailRules {
             cwd: plan.cwd.clone(),
             writable: plan.writable.clone(),
             protected: plan.protected.iter().map(|p| p.path.clone()).collect(),
             masks: plan.masks.iter().map(|m| m.target.clone()).collect(),
-            landlock_alone: backend == "landlock",
+            landlock_alone,
             network_denied: plan.network == cordon_policy::Network::Denied,
         }
     }

@@ -289,7 +289,8 @@ impl Launcher {
         // run would make on the host is listed, marked, and not made.
         let run = self.run_of(plan, backend.as_ref(), false, true)?;
         let (mut features, refusals) = crate::features::for_run(&run);
-        let (host, args) = start::dry_run(&run, &mut features, env)?;
+        let start::Phases { host, args, .. } =
+            start::host_and_arguments(&run, &mut features, None, env, None)?;
         let prepared = backend.prepare(
             &JailSpec {
                 plan: &host.guarded,

@@ -38,7 +38,7 @@ impl Launcher {
         };
 
         // Planning: the first enforcing backend, then every feature's word.
-        let backend = match self.enforcing(req, &env, awaiting)? {
+        let backend = match self.enforcing(req, &env, awaiting, &policy_hash, &env_dropped)? {
             Chosen::Backend(backend) => backend,
             Chosen::None(result) => return Ok(Start::Refused(*result)),
         };
@@ -51,35 +51,18 @@ impl Launcher {
             return refuse(refusal);
         }
 
-        // Preparing the host: after the probe, so a launcher killed while probing leaves
-        // nothing in the workspace; everything made is registered with the session reaper.
+        // Preparing the host (after the probe, so a launcher killed while probing leaves
+        // nothing in the workspace) and the backend's arguments.
         let session = crate::host::reaper::session(backend.stage_binary());
         self.weak.session(session);
-        let mut host = crate::features::autorun::guard(&run, session);
-        // For a jail built ahead, what the guard just read, looked at again when a command
-        // claims it: taken right after the guard, as close to its reads as a cold run's mounts.
-        let seen = awaiting.then(|| Seen::of(req.plan));
-        for f in &mut features {
-            f.prepare_host(&run, &mut host)?;
-        }
-
-        // The backend's arguments.
         let (status_read, status_write) =
             sys::pipe().map_err(LaunchError::io("creating the status pipe"))?;
-        let mut args = Arguments {
-            check: self_check(&host.guarded, sys::raw(&status_write)),
-            inherit: vec![status_write],
-            env,
-            timeout: None,
-        };
-        let command_write = if awaiting {
-            args.channel(false, "the command channel", |c| &mut c.command_fd)?
-        } else {
-            None
-        };
-        for f in &mut features {
-            f.arguments(&run, &host, &mut args)?;
-        }
+        let Phases {
+            mut host,
+            mut args,
+            seen,
+            command: command_write,
+        } = host_and_arguments(&run, &mut features, session, env, Some(status_write))?;
         self.weak.arguments(
             &mut args.check,
             &mut args.env,
@@ -136,7 +119,10 @@ impl Launcher {
             env_dropped,
             warnings,
             seen,
-            judge: Box::new(crate::violations::JailRules::new(req.plan, backend.name())),
+            judge: Box::new(crate::violations::JailRules::new(
+                req.plan,
+                backend.is_landlock(),
+            )),
             features,
             cleanup: host.cleanup,
         };
@@ -154,6 +140,8 @@ impl Launcher {
         req: &RunRequest<'_>,
         env: &JailEnv,
         awaiting: bool,
+        policy_hash: &str,
+        env_dropped: &std::collections::BTreeMap<String, usize>,
     ) -> Result<Chosen<'_>, LaunchError> {
         let (backend, outcomes) = self.select();
         if let Some(backend) = backend {
@@ -164,7 +152,7 @@ impl Launcher {
             .map(|o| format!("{}: {}", o.backend, o.detail))
             .collect::<Vec<_>>()
             .join("; ");
-        let (policy_hash, env_dropped) = (policy_hash(req.plan), env.dropped_counts());
+        let (policy_hash, env_dropped) = (policy_hash.to_owned(), env_dropped.clone());
         if req.plan.unavailable == Unavailable::Warn && !awaiting {
             return super::unsandboxed::run(req, env, policy_hash, env_dropped, detail)
                 .map(|r| Chosen::None(Box::new(r)));
@@ -231,25 +219,50 @@ enum Chosen<'a> {
     None(Box<crate::launcher::RunResult>),
 }
 
-/// The features' phases up to the backend's arguments, without making anything on the host
-/// or spawning (`cordon explain`): the same list a run hands the backend.
-pub(crate) fn dry_run(
+/// What preparing the host and the backend's arguments gave one jail.
+pub(crate) struct Phases {
+    pub(crate) host: Host,
+    pub(crate) args: Arguments,
+    /// For a jail built ahead: what its guard read, looked at again when a command claims it.
+    pub(crate) seen: Option<Seen>,
+    /// For a jail built ahead: the launcher's end of its command channel.
+    pub(crate) command: Option<std::os::fd::OwnedFd>,
+}
+
+/// Preparing the host and the backend's arguments, for a run and for `cordon explain` alike
+/// (`run.dry`: nothing made, descriptors shown as `-1`), so what explain prints is what a run
+/// hands the backend. `status` is the write end of the stage's status pipe (none when dry).
+pub(crate) fn host_and_arguments(
     run: &Run<'_>,
     features: &mut [Box<dyn Feature>],
+    session: Option<&'static crate::host::reaper::Session>,
     env: JailEnv,
-) -> Result<(Host, Arguments), LaunchError> {
-    let mut host = crate::features::autorun::guard(run, None);
+    status: Option<std::os::fd::OwnedFd>,
+) -> Result<Phases, LaunchError> {
+    let mut host = crate::features::autorun::guard(run, session);
+    // Taken right after the guard, as close to its reads as a cold run's mounts.
+    let seen = (run.awaiting && !run.dry).then(|| Seen::of(run.plan));
     for f in features.iter_mut() {
         f.prepare_host(run, &mut host)?;
     }
     let mut args = Arguments {
-        check: self_check(&host.guarded, -1),
-        inherit: Vec::new(),
+        check: self_check(&host.guarded, status.as_ref().map_or(-1, sys::raw)),
+        inherit: status.into_iter().collect(),
         env,
         timeout: None,
+    };
+    let command = if run.awaiting {
+        args.channel(run.dry, "the command channel", |c| &mut c.command_fd)?
+    } else {
+        None
     };
     for f in features.iter_mut() {
         f.arguments(run, &host, &mut args)?;
     }
-    Ok((host, args))
+    Ok(Phases {
+        host,
+        args,
+        seen,
+        command,
+    })
 }
