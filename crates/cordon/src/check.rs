@@ -12,11 +12,14 @@ use crate::error::CliError;
 use crate::exit;
 
 /// The floor as the CLI configures it: the default protected process names, no sudo password,
-/// and `HOME`.
-pub fn floor() -> Floor {
-    Floor::new(FloorConfig {
-        home: std::env::var_os("HOME").map(PathBuf::from),
-        ..FloorConfig::default()
+/// and `HOME`. Built once per process: `serve` and `mcp` judge every command with it.
+pub fn floor() -> &'static Floor {
+    static FLOOR: std::sync::OnceLock<Floor> = std::sync::OnceLock::new();
+    FLOOR.get_or_init(|| {
+        Floor::new(FloorConfig {
+            home: std::env::var_os("HOME").map(PathBuf::from),
+            ..FloorConfig::default()
+        })
     })
 }
 
