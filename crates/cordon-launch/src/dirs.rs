@@ -71,13 +71,6 @@ impl CordonDirs {
         self.cache().map(|c| c.join(format!("probe-{euid}.json")))
     }
 
-    /// The Landlock probe's cache file, beside bubblewrap's.
-    pub fn landlock_probe_cache(&self) -> Option<PathBuf> {
-        let bwrap = self.probe_cache()?;
-        let name = format!("landlock-{}", bwrap.file_name()?.to_string_lossy());
-        Some(bwrap.with_file_name(name))
-    }
-
     /// The `cordon` directories the XDG variables name, for
     /// [`cordon_policy::Invocation::with_own_state`] (the defaults below the home directory are
     /// the policy's own).
@@ -87,6 +80,15 @@ impl CordonDirs {
             self.xdg_cache_home.as_deref().map(Path::as_os_str),
         )
     }
+}
+
+/// The Landlock probe's cache file, beside bubblewrap's `bwrap_cache` (`landlock-<its name>`).
+pub(crate) fn landlock_cache_beside(bwrap_cache: &Path) -> PathBuf {
+    let name = bwrap_cache
+        .file_name()
+        .map(|n| format!("landlock-{}", n.to_string_lossy()))
+        .unwrap_or_else(|| "landlock-probe.json".into());
+    bwrap_cache.with_file_name(name)
 }
 
 #[cfg(test)]
@@ -115,8 +117,7 @@ mod tests {
         assert_eq!(probe.parent().unwrap(), Path::new("/x/cache/cordon"));
         assert!(probe.to_string_lossy().ends_with(".json"), "{probe:?}");
         assert!(
-            d.landlock_probe_cache()
-                .unwrap()
+            landlock_cache_beside(&probe)
                 .file_name()
                 .unwrap()
                 .to_string_lossy()

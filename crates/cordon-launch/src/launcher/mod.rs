@@ -195,13 +195,10 @@ impl Launcher {
             Box::new(LandlockBackend::discover(LandlockConfig {
                 stage_binary: config.stage_binary.clone(),
                 home: config.home.clone(),
-                cache_file: config.cache_file.as_ref().map(|f| {
-                    let name = f
-                        .file_name()
-                        .map(|n| format!("landlock-{}", n.to_string_lossy()))
-                        .unwrap_or_else(|| "landlock-probe.json".into());
-                    f.with_file_name(name)
-                }),
+                cache_file: config
+                    .cache_file
+                    .as_deref()
+                    .map(crate::dirs::landlock_cache_beside),
                 probe_timeout: config.probe_timeout,
                 temp_root: std::env::temp_dir(),
             })) as Box<dyn Backend>
