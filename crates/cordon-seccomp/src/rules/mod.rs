@@ -204,7 +204,7 @@ pub struct Rule {
 pub(crate) const X32_SYSCALL_BIT: u32 = 0x4000_0000;
 
 /// A syscall rule before it is resolved for an architecture.
-struct Denial {
+pub(super) struct Denial {
     pub(super) syscall: &'static str,
     pub(super) condition: Condition,
     pub(super) action: Action,
