@@ -8,6 +8,7 @@ pub(super) const SOCKET_DENIAL: Denial = eperm(
      connectable through a read-only bind; socketpair(2) stays allowed",
 );
 
+const AF_UNIX: u32 = 1;
 const AF_INET: u32 = 2;
 const AF_INET6: u32 = 10;
 const AF_NETLINK: u32 = 16;
@@ -36,14 +37,18 @@ const fn cmp(arg: u8, op: CmpOp, value: u32, name: &'static str) -> Cmp {
 
 const OWN_LOOPBACK: &str = "network denied, in a network namespace of the jail's own (bubblewrap's, \
      holding only `lo`): IPv4 and IPv6 reach only the jail's loopback, so local test servers \
-     work; every other domain stays refused (AF_UNIX included: a host socket file stays \
-     connectable through a read-only bind)";
+     work; AF_UNIX reaches the namespace's own abstract sockets and the socket files the jail \
+     sees, where every host socket listening at launch is masked (the plan's host_sockets); \
+     every other domain stays refused";
 
 /// Network denied, with a network namespace of the jail's own: `socket(2)` only for IPv4 and
-/// IPv6 (not raw, not packet) and route netlink, which reach nothing but that namespace.
+/// IPv6 (not raw, not packet) and route netlink, which reach nothing but that namespace, and
+/// `AF_UNIX`: abstract names are per network namespace, and the host's listening socket files
+/// are masked in bubblewrap's view (`cordon_policy::Plan::host_sockets`).
 pub(super) const LOOPBACK_SOCKET_DENIALS: [Denial; 6] = [
     socket_when(
         &[
+            cmp(0, CmpOp::Ne, AF_UNIX, "AF_UNIX"),
             cmp(0, CmpOp::Ne, AF_INET, "AF_INET"),
             cmp(0, CmpOp::Ne, AF_INET6, "AF_INET6"),
             cmp(0, CmpOp::Ne, AF_NETLINK, "AF_NETLINK"),

@@ -38,6 +38,8 @@ pub struct Case {
     pub deny_sockets: bool,
     /// Installed with `without_pid_namespace()` (the Landlock backend's filter).
     pub alone: bool,
+    /// Installed with `with_own_network_namespace()` (bubblewrap's filter, network denied).
+    pub own_net: bool,
     pub expect: Expect,
     pub probe: fn() -> Outcome,
 }
@@ -48,6 +50,7 @@ pub fn cases() -> Vec<Case> {
         name,
         deny_sockets: true,
         alone: false,
+        own_net: false,
         expect,
         probe,
     };
@@ -260,10 +263,29 @@ pub fn cases() -> Vec<Case> {
         deny("socket(AF_UNIX), network denied", Denied(eperm), || {
             socket(libc::AF_UNIX)
         }),
+        // bubblewrap's filter with the network denied: its namespace's own loopback and Unix
+        // sockets (the host's listening socket files are masked in its view).
+        Case {
+            name: "socket(AF_UNIX), own network namespace",
+            deny_sockets: true,
+            alone: false,
+            own_net: true,
+            expect: Works,
+            probe: || socket(libc::AF_UNIX),
+        },
+        Case {
+            name: "socket(AF_INET), own network namespace",
+            deny_sockets: true,
+            alone: false,
+            own_net: true,
+            expect: Works,
+            probe: || socket(libc::AF_INET),
+        },
         Case {
             name: "socket(AF_INET), network allowed",
             deny_sockets: false,
             alone: false,
+            own_net: false,
             expect: Works,
             probe: || socket(libc::AF_INET),
         },
@@ -271,14 +293,23 @@ pub fn cases() -> Vec<Case> {
             name: "socket(AF_UNIX), network allowed",
             deny_sockets: false,
             alone: false,
+            own_net: false,
             expect: Works,
             probe: || socket(libc::AF_UNIX),
         },
+        // No tracing, not even of the caller's own child (docs/limits.md, "Tracing inside the
+        // jail"): the child asks to be traced, which needs no other process's permission.
+        deny(
+            "ptrace(PTRACE_TRACEME), a child asking",
+            Denied(eperm),
+            || in_child(|| raw(libc::SYS_ptrace, [0; 6])),
+        ),
         // Without a PID namespace (the Landlock backend) nothing leaves the process group.
         Case {
             name: "setsid, no PID namespace",
             deny_sockets: true,
             alone: true,
+            own_net: false,
             expect: Denied(eperm),
             probe: || in_child(|| raw(libc::SYS_setsid, [0; 6])),
         },
@@ -286,6 +317,7 @@ pub fn cases() -> Vec<Case> {
             name: "setpgid(0, 0), no PID namespace",
             deny_sockets: true,
             alone: true,
+            own_net: false,
             expect: Denied(eperm),
             probe: || in_child(|| raw(libc::SYS_setpgid, [0; 6])),
         },
@@ -293,6 +325,7 @@ pub fn cases() -> Vec<Case> {
             name: "shmget(IPC_PRIVATE), no IPC namespace",
             deny_sockets: true,
             alone: true,
+            own_net: false,
             expect: Denied(eperm),
             probe: || {
                 ipc_private(
@@ -306,6 +339,7 @@ pub fn cases() -> Vec<Case> {
             name: "msgget(IPC_PRIVATE), no IPC namespace",
             deny_sockets: true,
             alone: true,
+            own_net: false,
             expect: Denied(eperm),
             probe: || {
                 ipc_private(

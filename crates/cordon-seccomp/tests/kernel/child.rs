@@ -19,7 +19,7 @@ pub fn child(request: &str) -> ExitCode {
         return ExitCode::from(2);
     };
     if mode == "filtered"
-        && let Err(message) = install(case.deny_sockets, case.alone)
+        && let Err(message) = install(case.deny_sockets, case.alone, case.own_net)
     {
         println!("APPLY-FAILED {message}");
         return ExitCode::from(3);
@@ -33,10 +33,12 @@ pub fn child(request: &str) -> ExitCode {
 }
 
 /// Loads the host filter from its bytes, as bubblewrap would.
-fn install(deny_sockets: bool, alone: bool) -> Result<(), String> {
+fn install(deny_sockets: bool, alone: bool, own_net: bool) -> Result<(), String> {
     let spec = FilterSpec::for_host(deny_sockets).map_err(|err| err.to_string())?;
     let spec = if alone {
         spec.without_pid_namespace()
+    } else if own_net {
+        spec.with_own_network_namespace()
     } else {
         spec
     };
