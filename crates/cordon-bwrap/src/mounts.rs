@@ -317,6 +317,9 @@ fn plan_mounts(plan: &Plan) -> Vec<Mount<'_>> {
         EntryKind::Dir => Mount::MaskDir(&m.target),
         _ => Mount::MaskFile(&m.target),
     }));
+    // A host socket the view shows: `connect(2)` ignores a read-only bind, so `/dev/null` goes
+    // over it.
+    mounts.extend(plan.host_sockets.iter().map(|p| Mount::MaskFile(p)));
     mounts
 }
 
@@ -390,6 +393,9 @@ pub(crate) fn check_paths(plan: &Plan) -> Result<(), BwrapError> {
     }
     for m in &plan.masks {
         check_canonical("credential mask", &m.target)?;
+    }
+    for p in &plan.host_sockets {
+        check_canonical("host socket", p)?;
     }
     Ok(())
 }

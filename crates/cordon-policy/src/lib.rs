@@ -83,4 +83,5 @@ pub use plan::parts::{
     Bind, CachePlan, CredentialMask, HomeTree, ProtectedPath, RelocatedStore, SkipReason, Skipped,
     Symlink,
 };
+pub use plan::sockets::listening_paths;
 pub use plan::{Invocation, Plan};

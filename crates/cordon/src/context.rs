@@ -79,7 +79,11 @@ impl Context {
     /// Resolves a policy into a plan for this working directory, making nothing (`doctor`,
     /// `explain`, `policy show`): a workspace cache is used when it already exists.
     pub fn plan(&self, policy: &cordon_policy::Policy) -> Result<Plan, CliError> {
-        Ok(Plan::resolve(policy, &self.invocation(), &self.host())?)
+        // The host's listening sockets, as `Launcher::plan` reads them for a run.
+        let invocation = self
+            .invocation()
+            .with_host_sockets(cordon_launch::listening_unix_sockets());
+        Ok(Plan::resolve(policy, &invocation, &self.host())?)
     }
 
     /// Resolves a policy into a plan for a run, through the launcher's planning (which makes

@@ -581,3 +581,24 @@ fn bad_inputs_are_refused_naming_the_value() {
         }
     ));
 }
+
+#[test]
+fn host_sockets_are_masked_after_the_trees_that_show_them() {
+    let mut plan = shell_host();
+    plan.host_sockets = vec![
+        PathBuf::from("/home/u/proj/srv.sock"),
+        PathBuf::from("/var/lib/db/db.sock"),
+    ];
+    let args = run(&plan);
+    let steps = args.steps();
+    let at = |step: &[&str]| {
+        steps
+            .iter()
+            .position(|s| s == step)
+            .unwrap_or_else(|| panic!("{step:?} missing from {steps:?}"))
+    };
+    let db = at(&["--ro-bind", "/dev/null", "/var/lib/db/db.sock"]);
+    let srv = at(&["--ro-bind", "/dev/null", "/home/u/proj/srv.sock"]);
+    assert!(at(&["--ro-bind", "/", "/"]) < db);
+    assert!(at(&["--bind", "/home/u/proj", "/home/u/proj"]) < srv);
+}

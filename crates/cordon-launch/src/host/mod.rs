@@ -1,12 +1,13 @@
 //! Host plumbing: the raw system calls (`sys.rs`, the crate's only `unsafe` code), process
 //! groups and supervision, what a run holds on the host and the session reaper that removes it
-//! when the launcher is killed, placeholders, and the signals that end jails.
+//! when the launcher is killed, placeholders, the signals that end jails, and the host's listening Unix sockets (sockets.rs).
 
 pub(crate) mod cleanup;
 pub(crate) mod ending;
 pub(crate) mod groups;
 pub(crate) mod placeholders;
 pub(crate) mod reaper;
+pub(crate) mod sockets;
 pub(crate) mod supervise;
 pub(crate) mod sys;
 pub(crate) mod token;

@@ -318,7 +318,12 @@ impl Launcher {
         host: &dyn cordon_policy::HostFacts,
     ) -> Result<(Plan, Vec<String>), cordon_policy::PolicyError> {
         let warnings = crate::features::caches::for_invocation(policy, invocation, host);
-        let plan = Plan::resolve(policy, invocation, host)?;
+        // The host's listening sockets, read once here for every caller: the plan masks the
+        // ones the jail would see.
+        let invocation = invocation
+            .clone()
+            .with_host_sockets(crate::host::sockets::listening_unix_sockets());
+        let plan = Plan::resolve(policy, &invocation, host)?;
         Ok((plan, warnings))
     }
 

@@ -190,17 +190,23 @@ fn mask_holds(path: &Path, is_dir: bool) -> Result<(), String> {
     Ok(())
 }
 
-/// The network is closed: no UNIX socket (a host socket file stays connectable through a
-/// read-only bind), and an IP socket either cannot be made (the Landlock backend) or lives in a
-/// network namespace whose only interface is `lo` (bubblewrap's), so it reaches nothing but the
-/// jail's own loopback.
+/// The network is closed: either no socket can be made (the Landlock backend, where a UNIX
+/// socket would reach the host's abstract names and every host socket file), or the jail lives
+/// in a network namespace whose only interface is `lo` (bubblewrap's), so an IP socket reaches
+/// nothing but the jail's own loopback and a UNIX socket the namespace's own abstract names and
+/// the socket files of its view, where the host's listening ones are masked.
 fn socket_refused() -> Result<(), String> {
     use rustix::net::{AddressFamily, SocketType, socket};
-    if socket(AddressFamily::UNIX, SocketType::STREAM, None).is_ok() {
-        return Err("a UNIX socket could be created while the network is denied".into());
-    }
+    let unix = socket(AddressFamily::UNIX, SocketType::STREAM, None).is_ok();
     if socket(AddressFamily::INET, SocketType::DGRAM, None).is_err() {
-        return Ok(());
+        return match unix {
+            true => Err(
+                "a UNIX socket could be created while the network is denied, outside \
+                         a network namespace of the jail's own"
+                    .into(),
+            ),
+            false => Ok(()),
+        };
     }
     let devices = std::fs::read_to_string("/proc/self/net/dev").map_err(|e| {
         format!("an IP socket could be created and /proc/self/net/dev cannot be read: {e}")

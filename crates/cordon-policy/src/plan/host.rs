@@ -113,6 +113,8 @@ enum FakeEntry {
     Dir,
     File(String),
     Symlink(PathBuf),
+    /// A socket (or FIFO, or device): [`EntryKind::Other`].
+    Other,
 }
 
 impl FakeHost {
@@ -172,6 +174,12 @@ impl FakeHost {
     /// Adds a file and its missing ancestors.
     pub fn file(mut self, path: &str, contents: &str) -> FakeHost {
         self.insert(Path::new(path), FakeEntry::File(contents.to_owned()));
+        self
+    }
+
+    /// Adds a socket file and its missing ancestors.
+    pub fn socket(mut self, path: &str) -> FakeHost {
+        self.insert(Path::new(path), FakeEntry::Other);
         self
     }
 
@@ -253,6 +261,7 @@ impl HostFacts for FakeHost {
             FakeEntry::Dir => EntryKind::Dir,
             FakeEntry::File(_) => EntryKind::File,
             FakeEntry::Symlink(_) => EntryKind::Symlink,
+            FakeEntry::Other => EntryKind::Other,
         })
     }
 

@@ -35,6 +35,7 @@ mod masks;
 pub(crate) mod parts;
 mod protected;
 mod roots;
+pub(crate) mod sockets;
 
 use host::HostFacts;
 use parts::{
@@ -61,6 +62,10 @@ pub struct Invocation {
     /// `None` for no private caches. A workspace's cache below it is used when it exists (the
     /// CLI creates it before a run; [`CacheLayout`](crate::CacheLayout)).
     pub caches: Option<PathBuf>,
+    /// The host's listening Unix sockets bound by absolute path, as the launcher read them from
+    /// `/proc/net/unix` before the plan ([`listening_paths`](crate::listening_paths)): those
+    /// the jail's view shows are masked ([`Plan::host_sockets`]).
+    pub host_sockets: Vec<PathBuf>,
 }
 
 impl Invocation {
@@ -72,6 +77,7 @@ impl Invocation {
             own_state: Vec::new(),
             env: BTreeMap::new(),
             caches: None,
+            host_sockets: Vec::new(),
         }
     }
 
@@ -94,6 +100,13 @@ impl Invocation {
     /// The same invocation with private toolchain caches below `base` (absolute).
     pub fn with_caches(mut self, base: impl Into<PathBuf>) -> Invocation {
         self.caches = Some(base.into());
+        self
+    }
+
+    /// The same invocation with the host's listening Unix sockets `paths` (see
+    /// [`Invocation::host_sockets`]).
+    pub fn with_host_sockets(mut self, paths: Vec<PathBuf>) -> Invocation {
+        self.host_sockets = paths;
         self
     }
 
@@ -179,6 +192,14 @@ pub struct Plan {
     pub restored: Vec<ProtectedPath>,
     /// Credential masks that exist on this host.
     pub masks: Vec<CredentialMask>,
+    /// The host's listening Unix sockets where the jail's view shows them (jail paths): each is
+    /// masked, since a read-only bind does not stop `connect(2)`. From
+    /// [`Invocation::host_sockets`]; a socket bound later, or by a relative name, is not here.
+    #[serde(
+        serialize_with = "serialize_paths",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub host_sockets: Vec<PathBuf>,
     /// Masks and protected paths left out, with the reason.
     pub skipped: Vec<Skipped>,
     /// The workspace's private toolchain cache, when the invocation has one, the posture is
@@ -287,6 +308,7 @@ impl Plan {
             protected,
             restored,
             masks,
+            host_sockets: Vec::new(),
             skipped,
             env: policy.env().clone(),
             caches,
@@ -306,6 +328,7 @@ impl Plan {
         }
         relocated.sort();
         plan.relocated = relocated;
+        plan.host_sockets = sockets::visible_sockets(&plan, invocation, host);
         Ok(plan)
     }
 

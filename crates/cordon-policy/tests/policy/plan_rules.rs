@@ -109,6 +109,7 @@ fn cwd_must_lie_inside_the_writable_set() {
         own_state: Vec::new(),
         env: Default::default(),
         caches: None,
+        host_sockets: Vec::new(),
     };
     let err = Plan::resolve(&shell(), &inv, &host).unwrap_err();
     assert!(matches!(err, PolicyError::CwdOutsideWritable { .. }));
