@@ -300,10 +300,13 @@ pub(crate) fn is_block_device(r: &Resolved) -> bool {
         [] => false,
         [name] => device_name(name),
         // /dev/mapper/x, /dev/disk/by-id/x, LVM's /dev/VG/LV; but not descriptors, terminals or
-        // shared memory.
+        // shared memory, nor bash's `/dev/tcp/HOST/PORT` and `/dev/udp/HOST/PORT`: bash opens a
+        // socket for them and never the file (no kernel has a device there).
         [dir, ..] => !matches!(
             *dir,
             "fd" | "pts"
+                | "tcp"
+                | "udp"
                 | "shm"
                 | "mqueue"
                 | "hugepages"
@@ -584,6 +587,9 @@ mod tests {
             "/dev/full",
             "/dev/console",
             "/dev/sdcard_",
+            "/dev/tcp/127.0.0.1/80",
+            "/dev/tcp/example.com/443",
+            "/dev/udp/127.0.0.1/53",
         ] {
             assert!(!dev(s), "{s}");
         }
