@@ -56,6 +56,8 @@ pub enum DropReason {
     AgentSocket,
     /// A desktop-session socket.
     Desktop,
+    /// One of cordon's own variables (`CORDON_*`).
+    Own,
     /// Neither allowlisted nor requested by `pass`.
     NotRequested,
     /// cordon sets this variable itself (a private toolchain cache), so the host's value is
@@ -82,6 +84,7 @@ impl DropReason {
             NameClass::AgentSocket => Some(DropReason::AgentSocket),
             NameClass::Desktop => Some(DropReason::Desktop),
             NameClass::Credential => Some(DropReason::Credential),
+            NameClass::Own => Some(DropReason::Own),
         }
     }
 
@@ -95,6 +98,7 @@ impl DropReason {
             DropReason::Proxy => "proxy",
             DropReason::AgentSocket => "agent-socket",
             DropReason::Desktop => "desktop",
+            DropReason::Own => "cordon's own",
             DropReason::NotRequested => "not requested",
             DropReason::CordonOwned => "replaced by cordon's own value",
             DropReason::NotOnHost => "not on the host",

@@ -78,7 +78,8 @@ pub enum EnvError {
     /// An explicit value was given for a dynamic-loader or language-injection variable.
     #[error(
         "refusing to set {name} inside the jail: it matches the {class} rule `{pattern}` ({why}); \
-         {class} variables are never set, not even explicitly",
+         {class} variables act before the jail holds or on cordon itself, so they are never set, \
+         not even explicitly",
         class = .rule.class,
         pattern = .rule.pattern,
         why = .rule.why

@@ -41,6 +41,9 @@ pub enum NameClass {
     Desktop,
     /// The name reads as a credential. Never taken from the host; may be set explicitly.
     Credential,
+    /// cordon's own variables (`CORDON_*`): read by cordon itself, the launcher and the stage
+    /// inside the jail, never by the command. Never passed, never set.
+    Own,
 }
 
 impl NameClass {
@@ -51,11 +54,13 @@ impl NameClass {
 
     /// True when the caller may not set a variable of this class even with an explicit value.
     ///
-    /// Loader variables act before any program's own code (and on set-user-ID helpers such as
-    /// bubblewrap itself, see CVE-2023-4911), and injection variables run code that the command
-    /// line, and so the floor's verdict and `cordon explain`, never shows.
+    /// An explicit grant acts only inside the jail, so it is the harness's call (`CC`,
+    /// `RUSTFLAGS`, `NODE_OPTIONS`: docs/cli.md, "Explicit grants"). Refused are only what acts
+    /// before containment or on cordon itself: the loader's variables act before any program's
+    /// own code, bubblewrap and the stage included (CVE-2023-4911), and cordon's own variables
+    /// steer the launcher and the stage.
     pub const fn refused_as_explicit(self) -> bool {
-        matches!(self, NameClass::Loader | NameClass::Injection)
+        matches!(self, NameClass::Loader | NameClass::Own)
     }
 
     /// The class's name as it appears in reports and errors.
@@ -69,6 +74,7 @@ impl NameClass {
             NameClass::AgentSocket => "agent-socket",
             NameClass::Desktop => "desktop",
             NameClass::Credential => "credential-shaped",
+            NameClass::Own => "cordon's own",
         }
     }
 }

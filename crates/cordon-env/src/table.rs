@@ -4,7 +4,7 @@
 
 use crate::rules::{NameClass, Pattern, Rule};
 
-use NameClass::{AgentSocket, CommandHook, Credential, Desktop, Injection, Loader, Proxy};
+use NameClass::{AgentSocket, CommandHook, Credential, Desktop, Injection, Loader, Own, Proxy};
 use Pattern::{Contains, Name, Prefix, Suffix, Word};
 
 /// The names always passed when the host has them. `LC_*` is passed too (see [`ALLOWLIST_PREFIX`]).
@@ -61,6 +61,8 @@ pub static RULES: &[Rule] = &[
     allow("LANGUAGE"),
     allow("COLUMNS"),
     allow("LINES"),
+    // cordon's own.
+    rule(Own, Prefix("CORDON_"), "cordon's own variables steer the launcher and the stage inside the jail"),
     // Dynamic loader and libc.
     rule(Loader, Prefix("LD_"), "dynamic loader (LD_PRELOAD, LD_LIBRARY_PATH, LD_AUDIT, …) loads code into every program"),
     rule(Loader, Prefix("DYLD_"), "macOS dyld's counterpart of LD_*"),

@@ -8,7 +8,7 @@ use std::ffi::OsString;
 
 use cordon_env::{ChildEnv, EnvPolicy, host_snapshot};
 
-const MARKER: &str = "CORDON_ENV_TEST_MARKER_6b1f";
+const MARKER: &str = "ENV_TEST_MARKER_6b1f";
 
 fn snapshot() -> Vec<(OsString, OsString)> {
     std::env::vars_os().collect()

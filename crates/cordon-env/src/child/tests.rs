@@ -239,19 +239,13 @@ fn explicit_values_may_name_credential_proxy_hook_and_socket_variables() {
 }
 
 #[test]
-fn loader_and_injection_values_are_refused_naming_the_variable_and_rule() {
+fn loader_and_own_values_are_refused_naming_the_variable_and_rule() {
     for (name, class, pattern) in [
         ("LD_PRELOAD", NameClass::Loader, "prefix LD_*"),
         ("ld_preload", NameClass::Loader, "prefix LD_*"),
         ("GLIBC_TUNABLES", NameClass::Loader, "name GLIBC_TUNABLES"),
-        ("BASH_ENV", NameClass::Injection, "name BASH_ENV"),
-        ("NODE_OPTIONS", NameClass::Injection, "name NODE_OPTIONS"),
-        ("PYTHONPATH", NameClass::Injection, "name PYTHONPATH"),
-        (
-            "GIT_CONFIG_COUNT",
-            NameClass::Injection,
-            "prefix GIT_CONFIG*",
-        ),
+        ("CORDON_MUTANT", NameClass::Own, "prefix CORDON_*"),
+        ("cordon_anything", NameClass::Own, "prefix CORDON_*"),
     ] {
         let p = policy(&[], &[("PATH", "/bin"), (name, "/tmp/evil")]);
         let err = ChildEnv::build([("PATH", "/usr/bin")], &p).unwrap_err();
@@ -271,6 +265,34 @@ fn loader_and_injection_values_are_refused_naming_the_variable_and_rule() {
     }
 }
 
+/// An explicit grant acts only inside the jail: the harness's call, even for the names that are
+/// never taken from the host (docs/cli.md, "Explicit grants").
+#[test]
+fn explicit_injection_grants_are_the_harness_call() {
+    let grants = [
+        ("CC", "clang"),
+        ("CXX", "clang++"),
+        ("RUSTFLAGS", "-C opt-level=0"),
+        ("CARGO_ENCODED_RUSTFLAGS", "-Copt-level=0"),
+        ("BASH_ENV", "/home/u/proj/env.sh"),
+        ("NODE_OPTIONS", "--max-old-space-size=512"),
+        ("PYTHONPATH", "/home/u/proj/src"),
+        ("MAKEFLAGS", "-j2"),
+    ];
+    let mut set = vec![("PATH", "/bin")];
+    set.extend(grants);
+    let p = policy(&[], &set);
+    // The host's values of the same names stay out.
+    let child = ChildEnv::build([("PATH", "/usr/bin"), ("CC", "host-cc")], &p).unwrap();
+    for (name, granted) in grants {
+        assert_eq!(value(&child, name), Some(granted), "{name}");
+    }
+    let host_only =
+        ChildEnv::build([("PATH", "/usr/bin"), ("CC", "host-cc")], &policy(&[], &[])).unwrap();
+    assert_eq!(value(&host_only, "CC"), None);
+    assert!(host_only.dropped.iter().any(|d| d.name == "CC"));
+}
+
 #[test]
 fn refusal_message_reads_well() {
     let p = policy(&[], &[("LD_PRELOAD", "/tmp/evil.so")]);
@@ -279,7 +301,8 @@ fn refusal_message_reads_well() {
         err.to_string(),
         "refusing to set LD_PRELOAD inside the jail: it matches the dynamic-loader rule \
          `prefix LD_*` (dynamic loader (LD_PRELOAD, LD_LIBRARY_PATH, LD_AUDIT, …) loads code \
-         into every program); dynamic-loader variables are never set, not even explicitly"
+         into every program); dynamic-loader variables act before the jail holds or on cordon \
+         itself, so they are never set, not even explicitly"
     );
 }
 
