@@ -40,7 +40,7 @@ pub fn cases() -> Vec<Case> {
         Case::attack(
             "env/reserved-explicit",
             c,
-            "--env LD_PRELOAD=…, BASH_ENV=…, NODE_OPTIONS=… are refused with 125 and nothing runs",
+            "--env LD_PRELOAD=…, GLIBC_TUNABLES=…, CORDON_*=… (what acts before the jail holds or on cordon itself) are refused with 125 and nothing runs",
             reserved,
         )
         .not_in_mutants(),
@@ -286,10 +286,10 @@ fn reserved(ctx: &Ctx<'_>) -> Outcome {
         "LD_PRELOAD=/tmp/x.so",
         "LD_LIBRARY_PATH=/tmp",
         "LD_AUDIT=/tmp/x.so",
-        "BASH_ENV=/tmp/x.sh",
-        "NODE_OPTIONS=--require=/tmp/x.js",
-        "PYTHONSTARTUP=/tmp/x.py",
-        "PERL5OPT=-Mx",
+        "GLIBC_TUNABLES=glibc.malloc.check=3",
+        "GCONV_PATH=/tmp",
+        "CORDON_MUTANT=no-seccomp",
+        "cordon_anything=1",
     ]
     .iter()
     .enumerate()

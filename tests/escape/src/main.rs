@@ -62,6 +62,7 @@ mod network;
 mod processes;
 mod protected;
 mod resources;
+mod sockets;
 mod stage;
 mod survey;
 mod usability;
@@ -294,6 +295,7 @@ pub fn all_cases() -> Vec<Case> {
     cases.extend(processes::cases());
     cases.extend(neighbours::cases());
     cases.extend(network::cases());
+    cases.extend(sockets::cases());
     cases.extend(loopback::cases());
     cases.extend(kernel::cases());
     cases.extend(descriptors::cases());

@@ -54,7 +54,7 @@ pub fn cases() -> Vec<Case> {
         Case::attack(
             "net/raw-netlink-packet",
             c,
-            "create raw, packet, non-route netlink and Unix sockets (IPv4 and IPv6 reach only the jail's own loopback: net/host-addresses)",
+            "create raw, packet and non-route netlink sockets (IPv4 and IPv6 reach only the jail's own loopback: net/host-addresses; Unix sockets reach only the jail's own: net/host-sockets-in-view, net/abstract-socket)",
             raw,
         ),
         Case::attack(
@@ -209,9 +209,7 @@ fn raw(ctx: &Ctx<'_>) -> Outcome {
          \x20        ('packet', socket.AF_PACKET, socket.SOCK_RAW, 0),\n\
          \x20        ('raw6', socket.AF_INET6, socket.SOCK_RAW, socket.IPPROTO_ICMPV6),\n\
          \x20        ('netlink-audit', socket.AF_NETLINK, socket.SOCK_RAW, 9),\n\
-         \x20        ('netlink-uevent', socket.AF_NETLINK, socket.SOCK_DGRAM, 15),\n\
-         \x20        ('unix', socket.AF_UNIX, socket.SOCK_STREAM, 0),\n\
-         \x20        ('unix-dgram', socket.AF_UNIX, socket.SOCK_DGRAM, 0)]\n\
+         \x20        ('netlink-uevent', socket.AF_NETLINK, socket.SOCK_DGRAM, 15)]\n\
          for name, fam, typ, proto in kinds:\n\
          \x20   try:\n\
          \x20       socket.socket(fam, typ, proto); print('CREATED', name)\n\

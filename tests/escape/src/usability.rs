@@ -126,7 +126,7 @@ pub fn cases() -> Vec<Case> {
         control(
             "use/env-grant",
             c,
-            "--env KEY=VALUE and --pass-env NAME are visible inside",
+            "--env KEY=VALUE (CC and RUSTFLAGS included) and --pass-env NAME are visible inside",
             env_grant,
         ),
     ]
@@ -456,12 +456,23 @@ fn env_grant(ctx: &Ctx<'_>) -> Outcome {
             &format!("GREETING=hello {}", ctx.token),
             "--pass-env",
             "ESCAPE_VISIBLE",
+            // The harness's call (docs/cli.md, "Explicit grants"): they act only in the jail.
+            "--env",
+            "CC=cc-granted",
+            "--env",
+            "RUSTFLAGS=-Copt-level=0",
         ])
         .sh("env")
         .run();
     let ok = out.out.contains(&format!("GREETING=hello {}", ctx.token))
-        && out.out.contains("ESCAPE_VISIBLE=passed-value");
-    ctx.control(&out, ok, "explicit value and passed name visible")
+        && out.out.contains("ESCAPE_VISIBLE=passed-value")
+        && out.out.contains("CC=cc-granted")
+        && out.out.contains("RUSTFLAGS=-Copt-level=0");
+    ctx.control(
+        &out,
+        ok,
+        "explicit values (CC and RUSTFLAGS included) and passed name visible",
+    )
 }
 
 fn no_litter(ctx: &Ctx<'_>) -> Outcome {

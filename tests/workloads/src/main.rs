@@ -83,23 +83,11 @@ struct Known {
 
 /// The differences understood so far. Each names the rule of the jail, and the issue whose
 /// work removes it; when one no longer happens, the run says so and it should be removed.
-const KNOWN: &[Known] = &[
-    Known {
-        item: "unix-socket",
-        user: Who::Root,
-        why: UNIX_SOCKETS,
-    },
-    Known {
-        item: "unix-socket",
-        user: Who::User,
-        why: UNIX_SOCKETS,
-    },
-    Known {
-        item: "tar-owner",
-        user: Who::Root,
-        why: TAR_OWNER,
-    },
-];
+const KNOWN: &[Known] = &[Known {
+    item: "tar-owner",
+    user: Who::Root,
+    why: TAR_OWNER,
+}];
 
 const TAR_OWNER: &str = "`tar: f: Cannot change ownership to uid 1000, gid 1000: Invalid argument`, tar exits 2: \
      as root, tar's default (--same-owner) chowns each file to its archived owner, and the jail's \
@@ -107,13 +95,6 @@ const TAR_OWNER: &str = "`tar: f: Cannot change ownership to uid 1000, gid 1000:
      an unmapped id fails with EINVAL. As the unprivileged user tar does not chown, so it works \
      in both places. The projects unpack with --no-same-owner; pip and npm unpack without it \
      failing.";
-
-const UNIX_SOCKETS: &str = "socket(AF_UNIX, SOCK_STREAM, 0) fails with EPERM (`PermissionError: [Errno 1] \
-     Operation not permitted`): with the network denied the seccomp filter refuses every socket \
-     domain but IPv4, IPv6 and route netlink (crates/cordon-seccomp/src/rules.rs, \
-     OWN_LOOPBACK), because a host socket file stays connectable through a read-only bind; \
-     socketpair(2) works. multiprocessing's forkserver start method fails the same way \
-     (forkserver.ensure_running opens an AF_UNIX listener).";
 
 /// Whose columns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

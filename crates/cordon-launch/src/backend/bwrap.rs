@@ -224,6 +224,10 @@ impl Backend for BwrapBackend {
 
     fn prepare(&self, spec: &JailSpec<'_>, status: Vec<OwnedFd>) -> Result<Prepared, LaunchError> {
         let (plan, env, stage_argv) = (spec.plan, spec.env, spec.stage_argv);
+        // A host socket removed since the plan was read (a session's plan, a jail built ahead)
+        // cannot be masked, nor reached: left out, so the jail still starts.
+        let pruned = plan.without_gone_sockets(|p| std::fs::symlink_metadata(p).is_ok());
+        let plan = pruned.as_ref().unwrap_or(plan);
         let found = self.found.as_ref().map_err(|why| LaunchError::Io {
             what: "bubblewrap".into(),
             source: std::io::Error::other(why.clone()),

@@ -102,7 +102,10 @@ impl std::str::FromStr for Weakening {
 pub(crate) fn plan(weakening: Weakening, plan: &Plan) -> Plan {
     let mut plan = plan.clone();
     match weakening {
-        Weakening::NoMasks => plan.masks.clear(),
+        Weakening::NoMasks => {
+            plan.masks.clear();
+            plan.host_sockets.clear();
+        }
         Weakening::ProtectedWritable => plan.protected.clear(),
         Weakening::HomeVisible => {
             let home = plan.home.clone();

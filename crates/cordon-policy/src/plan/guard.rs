@@ -135,6 +135,19 @@ impl GuardedPlan {
         &self.plan
     }
 
+    /// A copy without the host sockets for which `present` is false, or `None` when every one
+    /// is still there. A socket file removed since the plan was made can no longer be
+    /// connected to, and bubblewrap cannot mount over a path that is gone (its start would
+    /// fail): the launcher asks just before building the jail.
+    pub fn without_gone_sockets(&self, present: impl Fn(&Path) -> bool) -> Option<GuardedPlan> {
+        if self.plan.host_sockets.iter().all(|p| present(p)) {
+            return None;
+        }
+        let mut copy = self.clone();
+        copy.plan.host_sockets.retain(|p| present(p));
+        Some(copy)
+    }
+
     /// The placeholders to make or join before the jail starts, sorted by path.
     pub fn placeholders(&self) -> &[Placeholder] {
         &self.placeholders
