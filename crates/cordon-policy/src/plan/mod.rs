@@ -309,6 +309,15 @@ impl Plan {
             plan.env.owned = c.layout.vars.clone();
         }
         plan.add_base(host);
+        // Every other workspace's cache and private home is hidden: the base that holds them is
+        // a private directory (its own cache and home are bound into it), so no jail reads what
+        // another workspace's jail left in its home (histories, a tool's login).
+        if let Some(base) = plan.caches.as_ref().and_then(|c| c.root.parent())
+            && !is_within(&plan.workspace, base)
+            && !is_within(&plan.cwd, base)
+        {
+            plan.private_dirs.push(base.to_path_buf());
+        }
         plan.add_read_grants(policy, host)?;
         if plan.posture == Posture::Host && plan.home_access == HomeMode::Hidden && !home_in_root {
             plan.hide_home(host, invocation, &mut relocated);
