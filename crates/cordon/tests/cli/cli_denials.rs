@@ -8,7 +8,6 @@ use crate::cli_run::{Jail, text};
 #[test]
 fn denials_name_the_path_and_the_rule_they_met() {
     let j = Jail::new();
-    let home = std::fs::canonicalize(j.home.path()).unwrap();
     let work = std::fs::canonicalize(&j.work).unwrap();
     let violations = |backend: &str, script: &str| -> Vec<serde_json::Value> {
         let out = j.run(&[
