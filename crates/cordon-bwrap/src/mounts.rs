@@ -324,10 +324,17 @@ fn plan_mounts(plan: &Plan) -> Vec<Mount<'_>> {
         source: &b.source,
         dest: &b.dest,
     }));
-    mounts.extend(plan.symlinks.iter().map(|s| Mount::Symlink {
-        target: &s.target,
-        link: &s.link,
-    }));
+    // Below a private home the launcher makes the links in it before the jail starts: the home
+    // persists, and bubblewrap 0.8 refuses `--symlink` where a link already is.
+    mounts.extend(
+        plan.symlinks
+            .iter()
+            .filter(|s| private_home.is_none() || !s.link.starts_with(&plan.home))
+            .map(|s| Mount::Symlink {
+                target: &s.target,
+                link: &s.link,
+            }),
+    );
     mounts.extend(
         plan.writable
             .iter()

@@ -125,7 +125,11 @@ fn subdir(dir: &OwnedFd, name: &OsStr, shown: &Path) -> Result<Option<OwnedFd>, 
 
 /// The directory `rel` below `root`, made component by component; `None` when a component is
 /// not a directory (left as the jail made it).
-fn walk_down(root: &OwnedFd, rel: &Path, shown: &Path) -> Result<Option<OwnedFd>, CacheError> {
+pub(crate) fn walk_down(
+    root: &OwnedFd,
+    rel: &Path,
+    shown: &Path,
+) -> Result<Option<OwnedFd>, CacheError> {
     let mut fd = rustix::io::dup(root).map_err(errno(shown))?;
     for c in rel.components() {
         let Component::Normal(name) = c else {

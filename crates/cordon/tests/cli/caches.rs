@@ -423,3 +423,28 @@ fn policy_show_and_explain_name_the_private_home() {
 fn key_of(work: &Path) -> String {
     cordon_policy::CacheLayout::workspace_key(&std::fs::canonicalize(work).unwrap())
 }
+
+#[test]
+fn a_linked_toolchain_tree_is_reached_in_every_run_of_the_persistent_home() {
+    // `~/.cargo -> cargo-real`: the plan recreates the link below the home; in a private home
+    // that persists, the second run finds it already there (bubblewrap 0.8 would refuse it).
+    let h = Home::new();
+    let real = h.home.path().join("cargo-real/bin");
+    std::fs::create_dir_all(&real).unwrap();
+    std::fs::write(real.join("tool"), "tool\n").unwrap();
+    std::os::unix::fs::symlink("cargo-real", h.home.path().join(".cargo")).unwrap();
+    for run in 0..2 {
+        let out = h.sh(&[], "cat ~/.cargo/bin/tool");
+        assert_eq!(
+            text(&out.stdout),
+            "tool\n",
+            "run {run}: {}",
+            text(&out.stderr)
+        );
+    }
+    // A jail that replaces the link in its home gets it back at the next run.
+    let out = h.sh(&[], "rm ~/.cargo && ln -s /nowhere ~/.cargo; echo swapped");
+    assert_eq!(text(&out.stdout), "swapped\n", "{}", text(&out.stderr));
+    let out = h.sh(&[], "cat ~/.cargo/bin/tool");
+    assert_eq!(text(&out.stdout), "tool\n", "{}", text(&out.stderr));
+}
