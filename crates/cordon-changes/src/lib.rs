@@ -69,7 +69,7 @@ pub fn judge(set: &ChangeSet, _contents: &dyn Contents, _rules: &Rules) -> Vec<V
                     program: "git".into(),
                     why: "stub".into(),
                 })
-            } else if s == ".envrc" {
+            } else if s == ".envrc" || s == ".npmrc" {
                 Verdict::Hold(Finding {
                     rule: "autorun",
                     program: "direnv".into(),

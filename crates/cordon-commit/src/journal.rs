@@ -149,7 +149,9 @@ pub(crate) fn roll_forward(
         let _ = progress.write_all_at(format!("{:020}", i + 1).as_bytes(), 0);
         hook(Point::Applied(i));
     }
-    rustix::fs::syncfs(root.fd()).map_err(CommitError::errno("syncing", root.path()))?;
+    root.open_dir(Path::new(""), OFlags::RDONLY)
+        .and_then(rustix::fs::syncfs)
+        .map_err(CommitError::errno("syncing", root.path()))?;
     finalize(run_dir, &journal, &failed, hook)
 }
 

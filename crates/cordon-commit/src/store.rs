@@ -4,6 +4,7 @@
 
 use std::fs::File;
 use std::io::Write;
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
@@ -94,7 +95,10 @@ pub(crate) fn new_run(state: &Path) -> Result<(String, PathBuf), CommitError> {
         let name = format!("{secs}-{pid}-{n}");
         let dir = state.join(RUNS).join(&name);
         match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
-            Ok(()) => return Ok((name, dir)),
+            Ok(()) => {
+                make_dir(&dir.join(KEPT))?;
+                return Ok((name, dir));
+            }
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 1000 => continue,
             Err(e) => return Err(CommitError::io("making the run directory", &dir)(e)),
         }
@@ -192,6 +196,7 @@ pub(crate) fn keep(
     if meta.kind != FileType::RegularFile {
         return Ok(Kept { mode: None });
     }
+    strip_overlay_xattrs(&dest)?;
     let mode = meta.mode & 0o777;
     let foreign = meta.uid != rustix::process::geteuid().as_raw();
     if let Some(bytes) = rewrite {
@@ -253,5 +258,29 @@ fn copy_entry(tree: &Tree, rel: &Path, dest: &Path, kind: FileType) -> Result<()
         .open(dest)
         .map_err(CommitError::io("writing", dest))?;
     std::io::copy(&mut src, &mut out).map_err(CommitError::io("copying to", dest))?;
+    Ok(())
+}
+
+/// Removes overlayfs's own attributes (`user.overlay.*`, `trusted.overlay.*`) from a kept file, so
+/// that a host file never carries layer metadata into the next layer.
+fn strip_overlay_xattrs(path: &Path) -> Result<(), CommitError> {
+    let mut names = vec![0u8; 4096];
+    let len = match rustix::fs::llistxattr(path, &mut names[..]) {
+        Ok(n) => n,
+        Err(Errno::RANGE) => {
+            names = vec![0u8; 65536];
+            rustix::fs::llistxattr(path, &mut names[..])
+                .map_err(CommitError::errno("listing attributes of", path))?
+        }
+        Err(Errno::NOTSUP) => return Ok(()),
+        Err(e) => return Err(CommitError::errno("listing attributes of", path)(e)),
+    };
+    for name in names[..len].split(|b| *b == 0).filter(|n| !n.is_empty()) {
+        if name.starts_with(b"user.overlay.") || name.starts_with(b"trusted.overlay.") {
+            let name = std::ffi::OsStr::from_bytes(name);
+            rustix::fs::lremovexattr(path, name)
+                .map_err(CommitError::errno("removing an attribute of", path))?;
+        }
+    }
     Ok(())
 }
