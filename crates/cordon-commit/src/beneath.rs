@@ -152,8 +152,9 @@ impl Tree {
         Ok(PathBuf::from(OsStr::from_bytes(target.as_bytes())))
     }
 
-    /// Up to `limit` bytes of the regular file at `rel` (`None`: not a regular file, or unreadable).
-    pub(crate) fn read_prefix(&self, rel: &Path, limit: usize) -> Option<Vec<u8>> {
+    /// The regular file at `rel` when it holds at most `limit` bytes (`None`: longer, not a
+    /// regular file, or unreadable: the judge never acts on a prefix).
+    pub(crate) fn read_capped(&self, rel: &Path, limit: usize) -> Option<Vec<u8>> {
         let (dir, name) = self.parent(rel).ok()?;
         let fd = rustix::fs::openat(
             &dir,
@@ -168,10 +169,10 @@ impl Tree {
         }
         let mut bytes = Vec::new();
         let file = std::fs::File::from(fd);
-        file.take(u64::try_from(limit).unwrap_or(u64::MAX))
+        file.take(u64::try_from(limit).unwrap_or(u64::MAX).saturating_add(1))
             .read_to_end(&mut bytes)
             .ok()?;
-        Some(bytes)
+        (bytes.len() <= limit).then_some(bytes)
     }
 
     /// The names in the directory `rel` (not `.` or `..`).

@@ -41,10 +41,10 @@ struct LayerContents<'a> {
 
 impl Contents for LayerContents<'_> {
     fn new_bytes(&self, path: &Path, limit: usize) -> Option<Vec<u8>> {
-        self.upper.read_prefix(path, limit)
+        self.upper.read_capped(path, limit)
     }
     fn old_bytes(&self, path: &Path, limit: usize) -> Option<Vec<u8>> {
-        self.root.read_prefix(path, limit)
+        self.root.read_capped(path, limit)
     }
     fn old_node(&self, path: &Path) -> Option<Node> {
         match self.root.lookup(path).ok()? {
@@ -157,11 +157,11 @@ pub fn commit_root_with(
         match &change.node {
             Node::Dir { mode } => {
                 entry.node = NodeWord::Dir;
-                entry.mode = Some(mode & 0o775);
+                entry.mode = Some(d.mode.unwrap_or(*mode) & 0o775);
             }
             Node::File { mode, .. } => {
                 entry.node = NodeWord::File;
-                entry.mode = Some(mode & 0o777);
+                entry.mode = Some(d.mode.unwrap_or(*mode) & 0o777);
             }
             Node::Symlink { target } => {
                 entry.node = NodeWord::Symlink;
@@ -173,7 +173,13 @@ pub fn commit_root_with(
             && change.kind != ChangeKind::Deleted
             && change.path.to_str().is_some();
         if movable {
-            let kept = store::keep(&upper_tree, &change.path, &run_dir, d.rewrite.as_deref())?;
+            let kept = store::keep(
+                &upper_tree,
+                &change.path,
+                &run_dir,
+                d.rewrite.as_deref(),
+                d.mode,
+            )?;
             entry.kept = true;
             if kept.mode.is_some() {
                 entry.mode = kept.mode;

@@ -18,6 +18,8 @@ pub(crate) struct Decided {
     pub finding: Option<Finding>,
     /// The judge's rewritten content, applied instead of the command's.
     pub rewrite: Option<Vec<u8>>,
+    /// The judge's mode, applied instead of the command's.
+    pub mode: Option<u32>,
 }
 
 fn finding_of(f: &cordon_changes::Finding) -> Finding {
@@ -69,21 +71,31 @@ pub(crate) fn decide(layer: &Layer, verdicts: Vec<Verdict>, started: Started) ->
                 status: Status::Pending,
                 finding: None,
                 rewrite: None,
+                mode: None,
             },
             Verdict::ApplyRewritten { bytes, .. } => Decided {
                 status: Status::Pending,
                 finding: None,
                 rewrite: Some(bytes),
+                mode: None,
+            },
+            Verdict::ApplyMode { mode, .. } => Decided {
+                status: Status::Pending,
+                finding: None,
+                rewrite: None,
+                mode: Some(mode),
             },
             Verdict::Refuse(f) => Decided {
                 status: Status::Refused,
                 finding: Some(finding_of(&f)),
                 rewrite: None,
+                mode: None,
             },
             Verdict::Hold(f) => Decided {
                 status: Status::Held,
                 finding: Some(finding_of(&f)),
                 rewrite: None,
+                mode: None,
             },
         })
         .collect();
@@ -96,6 +108,7 @@ pub(crate) fn decide(layer: &Layer, verdicts: Vec<Verdict>, started: Started) ->
                 "the judge gave no verdict".into(),
             )),
             rewrite: None,
+            mode: None,
         });
     }
     for (i, c) in changes.iter().enumerate() {
@@ -107,6 +120,7 @@ pub(crate) fn decide(layer: &Layer, verdicts: Vec<Verdict>, started: Started) ->
                     "fifos, sockets and devices are never committed".into(),
                 )),
                 rewrite: None,
+                mode: None,
             };
         }
         if c.path.to_str().is_none() {
@@ -117,6 +131,7 @@ pub(crate) fn decide(layer: &Layer, verdicts: Vec<Verdict>, started: Started) ->
                     "the name is not UTF-8, so cordon's record cannot name it".into(),
                 )),
                 rewrite: None,
+                mode: None,
             };
         }
         if out[i].status == Status::Refused {
@@ -128,6 +143,7 @@ pub(crate) fn decide(layer: &Layer, verdicts: Vec<Verdict>, started: Started) ->
                 status: Status::Conflict,
                 finding: Some(Finding::commit("conflict", why)),
                 rewrite: None,
+                mode: None,
             };
         }
     }
@@ -164,6 +180,7 @@ pub(crate) fn propagate(paths: &[&Path], kinds: &[ChangeKind], out: &mut [Decide
                         format!("it is inside {}, which is kept", paths[k].display()),
                     )),
                     rewrite: None,
+                    mode: None,
                 };
             }
         }
@@ -195,6 +212,7 @@ pub(crate) fn propagate(paths: &[&Path], kinds: &[ChangeKind], out: &mut [Decide
                     format!("{} below it is kept", paths[j].display()),
                 )),
                 rewrite: None,
+                mode: None,
             };
         }
     }

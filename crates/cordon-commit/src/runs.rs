@@ -222,6 +222,7 @@ pub fn apply_held(state: &Path, run: &str, paths: &[PathBuf]) -> Result<CommitRe
             status,
             finding: e.finding.clone(),
             rewrite: None,
+            mode: None,
         };
         if *c {
             let host = root.lookup(&e.path)?;

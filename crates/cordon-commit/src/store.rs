@@ -167,6 +167,7 @@ pub(crate) fn keep(
     rel: &Path,
     run_dir: &Path,
     rewrite: Option<&[u8]>,
+    judged_mode: Option<u32>,
 ) -> Result<Kept, CommitError> {
     let dest = run_dir.join(KEPT).join(rel);
     if let Some(parent) = dest.parent() {
@@ -197,14 +198,14 @@ pub(crate) fn keep(
         return Ok(Kept { mode: None });
     }
     strip_overlay_xattrs(&dest)?;
-    let mode = meta.mode & 0o777;
+    let mode = judged_mode.unwrap_or(meta.mode) & 0o777;
     let foreign = meta.uid != rustix::process::geteuid().as_raw();
     if let Some(bytes) = rewrite {
         replace(&dest, bytes, mode)?;
     } else if foreign {
         let bytes = std::fs::read(&dest).map_err(CommitError::io("reading", &dest))?;
         replace(&dest, &bytes, mode)?;
-    } else if meta.mode & 0o7000 != 0 {
+    } else if meta.mode & 0o7777 != mode {
         std::fs::set_permissions(&dest, std::fs::Permissions::from_mode(mode))
             .map_err(CommitError::io("changing the mode of", &dest))?;
     }
