@@ -137,6 +137,7 @@ pub fn commit_root_with(
     let decided = decide::decide(&layer, verdicts, started);
     let (run, run_dir) = store::new_run(state_dir)?;
     let mut entries = Vec::with_capacity(decided.len());
+    let mut keeper = store::Keeper::default();
     for (i, (change, d)) in layer.set.changes.iter().zip(decided).enumerate() {
         let host_dir = matches!(layer.host[i], Found::Entry(m) if m.kind == FileType::Directory);
         let mut entry = Entry {
@@ -174,6 +175,7 @@ pub fn commit_root_with(
             && change.path.to_str().is_some();
         if movable {
             let kept = store::keep(
+                &mut keeper,
                 &upper_tree,
                 &change.path,
                 &run_dir,

@@ -13,7 +13,7 @@ use rustix::io::Errno;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::beneath::{Found, Tree};
+use crate::beneath::Tree;
 use crate::error::CommitError;
 use crate::report::Manifest;
 
@@ -162,7 +162,16 @@ pub(crate) struct Kept {
 /// Moves the command's file or link `rel` from `upper` to `kept/rel` in `run_dir`: renamed when
 /// on one file system (else copied), rewritten with the judge's bytes when given, copied into a
 /// new file of this user's when another user owns it, set-id bits stripped.
+/// The directories [`keep`] used last: entries of one directory come one after another, so
+/// each upper parent is opened, and each kept parent made, once per directory.
+#[derive(Default)]
+pub(crate) struct Keeper {
+    kept_parent: Option<PathBuf>,
+    upper_parent: Option<(PathBuf, std::os::fd::OwnedFd)>,
+}
+
 pub(crate) fn keep(
+    keeper: &mut Keeper,
     upper: &Tree,
     rel: &Path,
     run_dir: &Path,
@@ -170,19 +179,36 @@ pub(crate) fn keep(
     judged_mode: Option<u32>,
 ) -> Result<Kept, CommitError> {
     let dest = run_dir.join(KEPT).join(rel);
-    if let Some(parent) = dest.parent() {
+    if let Some(parent) = dest.parent()
+        && keeper.kept_parent.as_deref() != Some(parent)
+    {
         make_dir(parent)?;
+        keeper.kept_parent = Some(parent.to_path_buf());
     }
     let from = upper.path().join(rel);
-    let (dir, name) = upper
-        .parent(rel)
-        .map_err(CommitError::errno("opening the parent of", &from))?;
-    let Found::Entry(meta) = upper.lookup(rel)? else {
+    let (parent, name) = crate::beneath::split(rel).ok_or_else(|| {
+        CommitError::io("moving aside", &from)(std::io::ErrorKind::InvalidInput.into())
+    })?;
+    if keeper.upper_parent.as_ref().map(|(p, _)| p.as_path()) != Some(parent) {
+        let fd = upper
+            .open_dir(parent, OFlags::PATH)
+            .map_err(CommitError::errno("opening the parent of", &from))?;
+        keeper.upper_parent = Some((parent.to_path_buf(), fd));
+    }
+    let Some((_, dir)) = keeper.upper_parent.as_ref() else {
         return Err(CommitError::io("moving aside", &from)(
             std::io::ErrorKind::NotFound.into(),
         ));
     };
-    let moved = rustix::fs::renameat(&dir, name, rustix::fs::CWD, &dest);
+    let meta = rustix::fs::statx(
+        dir,
+        name,
+        rustix::fs::AtFlags::SYMLINK_NOFOLLOW,
+        rustix::fs::StatxFlags::BASIC_STATS,
+    )
+    .map(|s| crate::beneath::Meta::from_statx(&s))
+    .map_err(CommitError::errno("moving aside", &from))?;
+    let moved = rustix::fs::renameat(dir, name, rustix::fs::CWD, &dest);
     match moved {
         Ok(()) => {}
         Err(Errno::XDEV) => {
