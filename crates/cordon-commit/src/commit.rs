@@ -65,6 +65,17 @@ fn absolute(what: &'static str, path: &Path) -> Result<(), CommitError> {
     }
 }
 
+/// `path` with its longest existing ancestor resolved (it may not exist yet).
+fn resolved(path: &Path) -> PathBuf {
+    for up in path.ancestors() {
+        if let Ok(real) = std::fs::canonicalize(up) {
+            let rest = path.strip_prefix(up).unwrap_or(Path::new(""));
+            return real.join(rest);
+        }
+    }
+    path.to_path_buf()
+}
+
 /// The change time of the run's start marker.
 fn started_at(marker: &Path) -> Result<Started, CommitError> {
     let s = rustix::fs::statx(
@@ -120,6 +131,13 @@ pub fn commit_root_with(
         Some(h) => h,
         None => &mut nothing,
     };
+    let root_canonical = std::fs::canonicalize(root).map_err(CommitError::io("resolving", root))?;
+    if resolved(state_dir).starts_with(&root_canonical) {
+        return Err(CommitError::StateInsideRoot {
+            state: state_dir.to_path_buf(),
+            root: root.to_path_buf(),
+        });
+    }
     let _lock = Lock::take(state_dir)?;
     runs::recover_locked(state_dir)?;
     let started = started_at(started_marker)?;

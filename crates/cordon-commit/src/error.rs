@@ -43,6 +43,17 @@ pub enum CommitError {
         /// Its value.
         path: PathBuf,
     },
+    /// The state directory is inside the writable root: what is kept aside would be in the
+    /// workspace.
+    #[error(
+        "the state directory {state} is inside the writable root {root}: refused, nothing applied"
+    )]
+    StateInsideRoot {
+        /// The state directory.
+        state: PathBuf,
+        /// The root.
+        root: PathBuf,
+    },
     /// A run's name is not one cordon made (only `[0-9a-z-]`).
     #[error("run {run:?} is not a run name (runs are listed by `cordon changes`)")]
     BadRunName {

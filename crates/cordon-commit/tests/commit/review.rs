@@ -125,6 +125,12 @@ fn bad_input_is_a_clear_error_and_nothing_is_applied() {
     .unwrap_err();
     assert!(err.to_string().contains("deeper than 3 levels"), "{err}");
     assert!(!f.ws().join("a").exists());
+    let inside = f.ws().join(".state");
+    let err = commit_root(&f.ws(), &f.upper(), &inside, &f.marker(), Mode::Apply).unwrap_err();
+    assert!(
+        err.to_string().contains("is inside the writable root"),
+        "{err}"
+    );
     let err = drop_run(&f.state(), "../x").unwrap_err();
     assert!(err.to_string().contains("not a run name"), "{err}");
     let err = apply_held(&f.state(), "1-2-3", &[]).unwrap_err();

@@ -143,3 +143,42 @@ fn a_parent_swapped_for_a_link_after_the_journal_is_sealed_is_not_followed() {
     assert_eq!(std::fs::read_dir(f.outside()).unwrap().count(), 0);
     assert_eq!(read(f.path().join("sub-moved/a")), "a\n");
 }
+
+#[test]
+fn a_state_directory_on_another_file_system_copies_and_still_never_writes_through() {
+    let f = Fixture::new("echo shared > f");
+    std::fs::hard_link(f.ws().join("f"), f.outside().join("f-copy")).unwrap();
+    let shm = tempfile::Builder::new()
+        .prefix("cordon-commit-state-")
+        .tempdir_in("/dev/shm")
+        .expect("/dev/shm (a tmpfs) holds the state directory of this test");
+    assert_ne!(
+        std::fs::metadata(shm.path()).unwrap().dev(),
+        std::fs::metadata(f.ws()).unwrap().dev(),
+        "/dev/shm must be another file system than the workspace's for this test"
+    );
+    f.jail("echo more >> f; echo new > g; chmod 4755 g; ln -s f link; mkdir -p d; echo x > d/x");
+    let report =
+        cordon_commit::commit_root(&f.ws(), &f.upper(), shm.path(), &f.marker(), Mode::Apply)
+            .unwrap();
+    assert!(
+        report.conflicts.is_empty() && report.refused.is_empty(),
+        "{report:?}"
+    );
+    assert_eq!(read(f.ws().join("f")), "shared\nmore\n");
+    assert_eq!(read(f.outside().join("f-copy")), "shared\n");
+    assert_eq!(read(f.ws().join("d/x")), "x\n");
+    assert_eq!(
+        std::fs::read_link(f.ws().join("link")).unwrap(),
+        std::path::Path::new("f")
+    );
+    let g = std::fs::metadata(f.ws().join("g")).unwrap();
+    assert_eq!(g.permissions().mode() & 0o7777, 0o755);
+    // No temporary name is left beside the targets.
+    let mut names: Vec<String> = std::fs::read_dir(f.ws())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["d", "f", "g", "link"]);
+}
