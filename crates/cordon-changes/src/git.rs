@@ -150,7 +150,7 @@ fn judge_pointer(
 ) -> Option<Verdict> {
     let shown = change.path.display();
     match pointer_target(view, change, rules, kind) {
-        Ok(Landing::Inside(_)) => None,
+        Ok(Landing::Inside(rel)) => over_host_dir(view, change, &rel, kind),
         Ok(Landing::Outside(to)) => Some(Verdict::Refuse(Finding::new(
             "git-pointer-outside-root",
             "git",
@@ -165,6 +165,36 @@ fn judge_pointer(
             format!("{shown} cannot be judged as a pointer to a git directory: {why}"),
         ))),
     }
+}
+
+/// A pointer into the root must land in a `.git` directory (or below one: a module, a
+/// worktree's), in its own repository (a worktree's `commondir`), or in a directory whose
+/// `config` and `hooks` the change set holds (so they were judged): pointed at a host directory
+/// that merely has them (a test fixture's repository kept as data), host git would run them.
+fn over_host_dir(
+    view: &View<'_>,
+    change: &Change,
+    rel: &Path,
+    kind: PointerKind,
+) -> Option<Verdict> {
+    let in_dot_git = rel.components().any(|c| c.as_os_str() == ".git");
+    let own_repository = kind == PointerKind::InGitDir && change.path.starts_with(rel);
+    if in_dot_git || own_repository {
+        return None;
+    }
+    let unjudged = ["config", "hooks"].into_iter().find(|n| {
+        let p = rel.join(n);
+        view.contents.old_node(&p).is_some() && view.change(&p).is_none()
+    })?;
+    Some(Verdict::Refuse(Finding::new(
+        "git-dir-over-host-config",
+        "git",
+        format!(
+            "{} points git at {}, whose {unjudged} the host has and nobody judged",
+            change.path.display(),
+            rel.display()
+        ),
+    )))
 }
 
 /// A `.git` entry (file, link or directory) outside any git directory: `None` when it is

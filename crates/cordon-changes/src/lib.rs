@@ -27,9 +27,11 @@
 //!    only the command's changes are judged; dropped keys make `ApplyRewritten`, and a
 //!    configuration that is a link, unreadable, over [`Rules::max_config_bytes`], not UTF-8
 //!    or unparsable is refused); `commondir` and a worktree's `gitdir`, like a `.git` file or
-//!    link anywhere, refused when they point out of the root (`git-pointer-outside-root`); a
-//!    new `HEAD` or `commondir` that makes a directory a git directory over a host `config` or
-//!    `hooks` the change set does not hold is refused (`git-dir-over-host-config`).
+//!    link anywhere, refused when they point out of the root (`git-pointer-outside-root`) or
+//!    cannot be read (`git-pointer-unreadable`). Host `config` or `hooks` the change set does
+//!    not hold (a fixture repository kept as data) must not become live: a new `HEAD` or
+//!    `commondir` that makes their directory a git directory, or a pointer at it from outside
+//!    a `.git` directory and its own repository, is refused (`git-dir-over-host-config`).
 //! 4. **The auto-run registry** (`cordon_policy::AutoRun`), its names and patterns matched on
 //!    every component at any depth (editors open subfolders, direnv and agents walk up from
 //!    where they start, git reads `.gitattributes` everywhere): new is refused

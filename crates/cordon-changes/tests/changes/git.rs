@@ -272,3 +272,37 @@ fn a_narrower_bound_refuses_what_the_default_takes() {
     assert_eq!(j.of(".git/config"), &Verdict::Apply);
     let _ = (ChangeKind::Added, Node::Dir { mode: 0 });
 }
+
+#[test]
+fn a_pointer_at_a_host_directory_with_unjudged_hooks_is_refused() {
+    // A fixture repository kept as data (`_git` instead of `.git`): a `.git` file naming it
+    // would make host git run its hooks.
+    let j = Case::new()
+        .host_file("tests/fixture/_git/HEAD", "ref: refs/heads/main\n")
+        .host_file("tests/fixture/_git/hooks/post-checkout", "#!/bin/sh\n")
+        .host_file("tests/other/_git/config", FSMONITOR)
+        .write("tests/fixture/.git", b"gitdir: _git\n")
+        .link("tests/other/.git", "_git")
+        .write("tests/fresh/.git", b"gitdir: _git\n")
+        .write("tests/fresh/_git/config", CLEAN.as_bytes())
+        .judge();
+    j.refused("tests/fixture/.git", "git-dir-over-host-config");
+    j.refused("tests/other/.git", "git-dir-over-host-config");
+    j.applied("tests/fresh/.git");
+    j.applied("tests/fresh/_git/config");
+}
+
+#[test]
+fn a_worktree_of_a_bare_repository_points_back_at_its_own_repository() {
+    let j = Case::new()
+        .host_file("r.git/HEAD", "ref: refs/heads/main\n")
+        .host_dir("r.git/objects")
+        .host_dir("r.git/refs")
+        .host_file("r.git/config", "[core]\n\tbare = true\n")
+        .write("r.git/worktrees/w/HEAD", b"ref: refs/heads/w\n")
+        .write("r.git/worktrees/w/commondir", b"../..\n")
+        .write("w/.git", b"gitdir: ../r.git/worktrees/w\n")
+        .judge();
+    j.applied("r.git/worktrees/w/commondir");
+    j.applied("w/.git");
+}

@@ -28,7 +28,13 @@ impl Contents for Fake {
             .cloned()
     }
     fn old_node(&self, path: &Path) -> Option<Node> {
-        self.old.get(path).map(|(n, _)| n.clone())
+        // The directories above the host's files exist too.
+        self.old.get(path).map(|(n, _)| n.clone()).or_else(|| {
+            self.old
+                .keys()
+                .any(|k| k != path && k.starts_with(path))
+                .then(dir_node)
+        })
     }
 }
 
