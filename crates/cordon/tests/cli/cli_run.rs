@@ -151,6 +151,38 @@ fn environment_is_rebuilt_and_explicit_values_apply_inside() {
         "{}",
         text(&out.stderr)
     );
+    // cordon's own names act on cordon: refused like the loader's (docs/cli.md).
+    let out = j.run(&[
+        "run",
+        "--env",
+        "CORDON_MUTANT=no-seccomp",
+        "--",
+        "/bin/true",
+    ]);
+    assert_eq!(out.status.code(), Some(125), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("CORDON_MUTANT"));
+}
+
+/// An explicit grant acts only inside the jail: the harness's call, for `CC` and `RUSTFLAGS`
+/// too (docs/cli.md, "Explicit grants").
+#[test]
+fn explicit_grants_of_tool_variables_reach_the_jail() {
+    let j = Jail::new();
+    let out = j.run(&[
+        "run",
+        "--json",
+        "--env",
+        "CC=clang",
+        "--env",
+        "RUSTFLAGS=-Copt-level=0",
+        "--",
+        "/usr/bin/env",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let env = v["stdout"]["text"].as_str().unwrap();
+    assert!(env.contains("CC=clang"), "{env}");
+    assert!(env.contains("RUSTFLAGS=-Copt-level=0"), "{env}");
 }
 
 #[test]
@@ -162,14 +194,15 @@ fn network_is_denied_and_host_processes_are_invisible() {
         "--",
         "/bin/sh",
         "-c",
-        "ls /proc | grep -c '^[0-9]'; python3 -c 'import socket; socket.socket(socket.AF_UNIX)' 2>&1 | tail -1; \
+        "ls /proc | grep -c '^[0-9]'; python3 -c 'import socket; socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 9)' 2>&1 | tail -1; \
          tail -n +3 /proc/self/net/dev | cut -d: -f1 | tr -d ' ' | tr '\\n' ' '",
     ]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let text = v["stdout"]["text"].as_str().unwrap();
     let pids: u32 = text.lines().next().unwrap().trim().parse().unwrap();
     assert!(pids <= 4, "host processes visible: {pids}");
-    // The network: no UNIX socket, and a namespace whose only interface is the jail's `lo`.
+    // The network: no audit netlink socket (Unix sockets are the jail's own, host socket files
+    // masked: the escape suite's net/host-sockets), and a namespace whose only interface is `lo`.
     assert!(
         text.contains("Operation not permitted") || text.contains("PermissionError"),
         "{text}"
