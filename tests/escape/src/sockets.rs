@@ -30,6 +30,12 @@ pub fn cases() -> Vec<Case> {
             workspace_socket,
         ),
         Case::attack(
+            "net/abstract-net-allowed",
+            Class::Network,
+            "with --network allow (no network namespace of the jail's own): connect to an abstract Unix socket the host listens on",
+            abstract_network_allowed,
+        ),
+        Case::attack(
             "use/unix-sockets",
             Class::Usability,
             "a jailed server and client on a socket file in the workspace and in /tmp, an abstract socket, multiprocessing.Manager()",
@@ -146,6 +152,40 @@ fn workspace_socket(ctx: &Ctx<'_>) -> Outcome {
         format!(
             "host listener saw a connection: {reached}; {}",
             cut(&out.out, 200)
+        ),
+    )
+}
+
+/// The host's abstract names are shared once the jail keeps the host's network namespace; the
+/// second wall's Landlock scope (ABI 6) is what refuses them.
+fn abstract_network_allowed(ctx: &Ctx<'_>) -> Outcome {
+    use std::os::linux::net::SocketAddrExt;
+    let name = format!("cordon-escape-allowed-{}", ctx.token);
+    let listener = match std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes())
+        .and_then(|a| UnixListener::bind_addr(&a))
+    {
+        Ok(l) => l,
+        Err(e) => return harness_err(e),
+    };
+    let _ = listener.set_nonblocking(true);
+    let code = format!(
+        "import socket\n\
+         try:\n\
+         \x20   s = socket.socket(socket.AF_UNIX); s.connect('\\0{name}'); s.send(b'hi'); print('CONNECTED')\n\
+         except Exception as e: print(e)\n"
+    );
+    let mut run = ctx.cordon();
+    if !ctx.column.unjailed() {
+        run = run.args(["--network", "allow"]);
+    }
+    let out = run.py(&code).run();
+    let reached = listener.accept().is_ok();
+    ctx.judge(
+        &out,
+        reached,
+        format!(
+            "host abstract listener saw a connection: {reached}; {}",
+            cut(&out.out, 120)
         ),
     )
 }
