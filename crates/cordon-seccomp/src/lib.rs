@@ -4,8 +4,10 @@
 //! that could undo them or reach past them: mounting (old and new API), making or entering
 //! namespaces, reading other processes' memory, loading code into the kernel, keyrings, file
 //! handles, `userfaultfd`, `io_uring`, pushing keystrokes into the terminal (`TIOCSTI`,
-//! `TIOCLINUX`) and, when the network is denied, creating sockets. Everything else is allowed:
-//! this is a deny list on top of bubblewrap, not an allow list.
+//! `TIOCLINUX`) and, when the network is denied, creating sockets (in a network namespace of the
+//! jail's own, all but IPv4, IPv6, route netlink and Unix sockets, which reach only that
+//! namespace and the socket files of the jail's view). Everything else is allowed: this is a
+//! deny list on top of bubblewrap, not an allow list.
 //!
 //! The filter exists twice, and the two cannot disagree because one is made from the other:
 //!
@@ -80,8 +82,10 @@ pub struct FilterSpec {
     /// [`FilterSpec::own_network_namespace`]).
     pub deny_sockets: bool,
     /// The jail has a network namespace of its own, holding only `lo` (bubblewrap's
-    /// `--unshare-net`): with `deny_sockets`, IPv4 and IPv6 stream and datagram sockets and route
-    /// netlink stay allowed, since they reach only that loopback. Never set it for a jail that
+    /// `--unshare-net`): with `deny_sockets`, IPv4 and IPv6 stream and datagram sockets, route
+    /// netlink and Unix sockets stay allowed, since they reach only that namespace (its loopback,
+    /// its abstract names) and the socket files of the jail's view, where the host's listening
+    /// ones are masked. Never set it for a jail that
     /// shares the host's network namespace: its loopback is the host's.
     pub own_network_namespace: bool,
     /// No namespace holds the jail's processes (the Landlock backend): refuse `setsid(2)` and
