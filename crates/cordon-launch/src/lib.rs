@@ -130,8 +130,8 @@ pub use host::reaper::{REAPER_NAME, start_session_forked};
 pub use host::supervise::Forward;
 pub use host::sys::prepare_child;
 pub use launcher::{
-    BackendChoice, Explanation, Launcher, NetworkReport, RunRequest, RunResult, RunStatus, Stream,
-    WAYS_OUT, policy_hash,
+    BackendChoice, Changes, Explanation, Launcher, LayerRootReport, NetworkReport, RunRequest,
+    RunResult, RunStatus, Stream, WAYS_OUT, policy_hash,
 };
 #[cfg(linux_backends)]
 pub use session::{Preparation, PreparationReport};

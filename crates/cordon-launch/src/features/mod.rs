@@ -45,6 +45,10 @@ pub(crate) mod autorun;
 pub(crate) mod caches;
 pub(crate) mod env;
 pub(crate) mod git;
+#[cfg(linux_backends)]
+pub(crate) mod layer;
+#[cfg(linux_backends)]
+pub(crate) mod layer_probe;
 pub(crate) mod limits;
 #[cfg(linux_backends)]
 pub(crate) mod memory;
@@ -69,6 +73,9 @@ pub(crate) struct Run<'a> {
     /// The launcher's proxy rules for this plan (parsed once per list), when its network is
     /// `proxy`.
     pub(crate) proxy_rules: Option<std::sync::Arc<proxy::Rules>>,
+    /// cordon's directory for the runs' copy-on-write layers (`features/layer.rs`), if the
+    /// launcher has one.
+    pub(crate) layers: Option<&'a std::path::Path>,
 }
 
 /// What preparing the host gave the run.
@@ -82,6 +89,9 @@ pub(crate) struct Host {
     pub(crate) brokers: Vec<ConfigBroker>,
     /// What `cordon explain` lists as created for the run (a shadow named, not made).
     pub(crate) named: Vec<PathBuf>,
+    /// The writable roots under a copy-on-write layer, each with the run's layer directory
+    /// (`features/layer.rs`): binds for the backend.
+    pub(crate) layers: Vec<(PathBuf, PathBuf)>,
 }
 
 /// The backend's arguments as the features build them.
@@ -128,6 +138,8 @@ pub(crate) struct Outcome {
     pub(crate) warnings: Vec<String>,
     /// What a `proxy` network's proxy saw.
     pub(crate) network: Option<cordon_proxy::server::Record>,
+    /// What a copy-on-write layer holds of the command's writes (`features/layer.rs`).
+    pub(crate) changes: Option<crate::launcher::result::Changes>,
 }
 
 /// One feature of one run. Every method has a default that takes no part in its phase.
@@ -191,6 +203,8 @@ pub(crate) type Planner = fn(&Run<'_>, &mut Vec<String>) -> Option<Box<dyn Featu
 /// the host yet.
 pub(crate) fn for_run(run: &Run<'_>) -> (Vec<Box<dyn Feature>>, Vec<String>) {
     const PIPELINE: &[Planner] = &[
+        #[cfg(linux_backends)]
+        layer::plan,
         network::plan,
         objects::plan,
         autorun::plan,

@@ -73,6 +73,34 @@ pub struct RunResult {
     /// For a `proxy` network: what the proxy allowed (each refusal is a `network-denied`
     /// violation); `null` for any other network.
     pub network: Option<NetworkReport>,
+    /// How the command's writes reached its writable roots: `layer` (a private copy-on-write
+    /// layer, the changes in `changes`) or `live` (written through as they happened: `--live`,
+    /// or a backend that makes no layer); `null` when nothing ran.
+    pub workspace: Option<&'static str>,
+    /// What the command's copy-on-write layer holds; `null` for a live run.
+    pub changes: Option<Changes>,
+}
+
+/// What the layer of one run holds (the result's `changes`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Changes {
+    /// `layer`.
+    pub mode: &'static str,
+    /// Whether the changes were applied to the host (not in this build: kept for review).
+    pub applied: bool,
+    /// The run's layer directory in cordon's state (its start marker, one directory per root).
+    pub kept: std::path::PathBuf,
+    /// Each layered root with its upper directory: what the command wrote.
+    pub roots: Vec<LayerRootReport>,
+}
+
+/// One layered root of [`Changes`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LayerRootReport {
+    /// The writable root.
+    pub root: std::path::PathBuf,
+    /// Its upper directory: the command's additions and changes (deletions as whiteouts).
+    pub upper: std::path::PathBuf,
 }
 
 /// What a `proxy` network's proxy did during one run.
@@ -124,6 +152,8 @@ pub(crate) fn finish(
         landlock: None,
         built_ahead: false,
         network: None,
+        workspace: Some("live"),
+        changes: None,
     }
 }
 
@@ -157,5 +187,7 @@ pub(crate) fn refused(
         landlock: None,
         built_ahead: false,
         network: None,
+        workspace: None,
+        changes: None,
     }
 }

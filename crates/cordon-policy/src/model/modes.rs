@@ -40,6 +40,32 @@ pub enum Unavailable {
     Warn,
 }
 
+/// How a jailed command's writes to its writable roots reach the host.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum WorkspaceMode {
+    /// Through a private copy-on-write layer (issue #30): the host's tree is unchanged while the
+    /// jail lives. Only the bubblewrap backend makes one; where it cannot, the run is refused,
+    /// never run live in silence.
+    Layer,
+    /// Written through, as they happen (`--live`): what a watched dev server needs. The Landlock
+    /// and Seatbelt backends always run live.
+    #[default]
+    Live,
+}
+
+impl WorkspaceMode {
+    /// The mode's name in reports (`layer`, `live`).
+    pub fn name(self) -> &'static str {
+        match self {
+            WorkspaceMode::Layer => "layer",
+            WorkspaceMode::Live => "live",
+        }
+    }
+}
+
 /// Resource limits. `None` means "no limit of this kind".
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Limits {

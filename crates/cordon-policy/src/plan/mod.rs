@@ -19,7 +19,7 @@ use serde::Serialize;
 
 use crate::defaults;
 use crate::error::PolicyError;
-use crate::model::modes::{HomeMode, Limits, Network, Posture, Unavailable};
+use crate::model::modes::{HomeMode, Limits, Network, Posture, Unavailable, WorkspaceMode};
 use crate::model::policy::{Policy, PolicyHash};
 use crate::model::profile::Profile;
 use crate::paths::{is_within, serialize_path, serialize_paths};
@@ -191,6 +191,11 @@ pub struct Plan {
     pub limits: Limits,
     /// What to do without an enforcing backend.
     pub unavailable: Unavailable,
+    /// How the command's writes reach the writable roots: through a copy-on-write layer, or
+    /// live. Not part of the policy (nor of the plan's serialized form): the caller chooses it
+    /// per run (`--live`), and the run's result names it.
+    #[serde(skip)]
+    pub workspace_mode: WorkspaceMode,
     /// The policy's hash.
     pub policy_hash: PolicyHash,
 }
@@ -292,6 +297,7 @@ impl Plan {
             caches,
             limits: *policy.limits(),
             unavailable: policy.unavailable(),
+            workspace_mode: WorkspaceMode::default(),
             policy_hash: policy.hash(),
         };
         if let Some(c) = &plan.caches {
