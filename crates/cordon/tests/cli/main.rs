@@ -13,6 +13,7 @@ mod cli_policy;
 mod cli_run;
 mod cli_serve;
 mod common;
+mod container;
 mod explain_macos;
 mod git_config;
 mod kill_launcher;
