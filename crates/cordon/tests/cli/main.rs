@@ -19,5 +19,6 @@ mod git_config;
 mod kill_launcher;
 mod large_inputs;
 mod one_owner;
+mod review;
 mod roots;
 mod stage_placement;
