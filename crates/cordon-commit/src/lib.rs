@@ -57,7 +57,9 @@ pub use layer::{Limits, read_layer};
 pub use report::{
     ChangeWord, CommitReport, Entry, Finding, Listed, Manifest, Mode, NodeWord, Status,
 };
-pub use runs::{Recovered, RunSummary, apply_held, drop_run, list_runs, read_run, recover};
+pub use runs::{
+    Recovered, RunSummary, apply_held, drop_run, list_runs, read_run, recover, recover_with,
+};
 
 /// The directory below a run's directory that keeps the command's versions of its changes, by
 /// their paths below the root (for `cordon diff`).

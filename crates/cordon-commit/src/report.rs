@@ -152,6 +152,10 @@ pub struct CommitReport {
     pub held: Vec<Listed>,
     /// Paths the host changed after the command started: the host's version stays.
     pub conflicts: Vec<Listed>,
+    /// How to apply what is held or pending (`cordon apply RUN [PATH...]`, in the workspace),
+    /// when something is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub apply_with: Option<Vec<String>>,
 }
 
 impl CommitReport {
@@ -173,6 +177,7 @@ impl CommitReport {
             refused: Vec::new(),
             held: Vec::new(),
             conflicts: Vec::new(),
+            apply_with: None,
         };
         let only: Option<std::collections::HashSet<&PathBuf>> = only.map(|o| o.iter().collect());
         let wanted = if applied {
@@ -203,6 +208,13 @@ impl CommitReport {
                 _ => continue,
             };
             list.push(listed);
+        }
+        let waiting = manifest
+            .entries
+            .iter()
+            .any(|e| matches!(e.status, Status::Held | Status::Pending));
+        if waiting {
+            report.apply_with = Some(vec!["cordon".into(), "apply".into(), manifest.run.clone()]);
         }
         report
     }

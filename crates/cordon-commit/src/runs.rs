@@ -84,18 +84,33 @@ fn run_dirs(state: &Path) -> Result<Vec<(String, PathBuf)>, CommitError> {
 /// lock): a sealed journal is rolled forward, a run without a record is removed, a run whose
 /// journal was never sealed keeps its changes for review.
 pub fn recover(state: &Path) -> Result<Vec<Recovered>, CommitError> {
+    recover_with(state, &mut |_: Point| {})
+}
+
+/// [`recover`], calling `hook` at each point of a roll-forward (tests kill the process there).
+pub fn recover_with(
+    state: &Path,
+    hook: &mut dyn FnMut(Point),
+) -> Result<Vec<Recovered>, CommitError> {
     if !state.join(RUNS).is_dir() {
         return Ok(Vec::new());
     }
     let _lock = Lock::take(state)?;
-    recover_locked(state)
+    recover_hooked(state, hook)
 }
 
 pub(crate) fn recover_locked(state: &Path) -> Result<Vec<Recovered>, CommitError> {
+    recover_hooked(state, &mut |_: Point| {})
+}
+
+fn recover_hooked(
+    state: &Path,
+    hook: &mut dyn FnMut(Point),
+) -> Result<Vec<Recovered>, CommitError> {
     let mut done = Vec::new();
     for (run, dir) in run_dirs(state)? {
         if dir.join(JOURNAL).is_file() {
-            let report = journal::roll_forward(&dir, &mut |_: Point| {})?;
+            let report = journal::roll_forward(&dir, hook)?;
             done.push(Recovered::RolledForward {
                 run,
                 report: Box::new(report),

@@ -18,6 +18,8 @@ const RUN: &str = "echo A >> a; rm b; rm -r d; mv f f2; mv r r2; echo n > keep/n
                    echo in > keep/k/in; mkfifo fifo; chmod 4755 a";
 
 const AT: &str = "CORDON_COMMIT_KILL_AT";
+/// Set: the child recovers (killed at the point `AT` names) instead of committing.
+const RECOVERING: &str = "CORDON_COMMIT_KILL_RECOVERING";
 const WS: &str = "CORDON_COMMIT_KILL_DIR";
 
 /// Makes the workspace and its layer; returns the fixture and the tree before the commit.
@@ -52,14 +54,86 @@ fn kill_child() {
     let at: usize = std::env::var(AT).unwrap().parse().unwrap();
     let base = PathBuf::from(std::env::var_os(WS).unwrap());
     let mut n = 0;
-    commit(&base, &mut |_| {
+    let mut hook = |p: Point| {
         if n == at {
+            std::fs::write(base.join("killed-at"), format!("{p:?}")).unwrap();
             rustix::process::kill_process(rustix::process::getpid(), rustix::process::Signal::KILL)
                 .unwrap();
         }
         n += 1;
-    });
-    panic!("the commit ended before point {at}");
+    };
+    if std::env::var_os(RECOVERING).is_some() {
+        cordon_commit::recover_with(&base.join("state"), &mut hook).unwrap();
+    } else {
+        commit(&base, &mut hook);
+    }
+    panic!("it ended before point {at}");
+}
+
+/// Runs the child over the fixture at `base`, killed at point `at`; `false`: the child ended
+/// before that point (only a recovery may).
+fn killed_child(base: &Path, at: usize, recovering: bool) -> bool {
+    let mut cmd = Command::new(std::env::current_exe().unwrap());
+    cmd.args(["--exact", "kill::kill_child", "--ignored", "--nocapture"])
+        .env(AT, at.to_string())
+        .env(WS, base);
+    if recovering {
+        cmd.env(RECOVERING, "1");
+    }
+    let out = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if recovering && out.status.code() == Some(101) && stderr.contains("it ended before point") {
+        return false;
+    }
+    assert_eq!(
+        out.status.signal(),
+        Some(9),
+        "the child was not killed at point {at} (recovering: {recovering}): {}",
+        stderr
+    );
+    true
+}
+
+#[test]
+fn a_recovery_killed_at_every_point_is_finished_by_the_next() {
+    let (full, _) = scenario();
+    commit(full.path(), &mut |_| {});
+    let after = listing(&full.ws());
+    // Kill the commit after two of its operations (the journal is sealed), then kill each
+    // recovery at its every point; the last one finishes.
+    let mut commit_points = Vec::new();
+    let (probe, _) = scenario();
+    commit(probe.path(), &mut |p| commit_points.push(p));
+    let at = commit_points
+        .iter()
+        .position(|p| *p == Point::Applied(2))
+        .expect("the commit has three operations");
+    let (f, _) = scenario();
+    assert!(killed_child(f.path(), at, false));
+    // Each recovery is killed at its first point, after one more operation (or the record).
+    let mut killed = 0;
+    loop {
+        assert!(
+            killed_child(f.path(), 0, true),
+            "a recovery had nothing to do"
+        );
+        killed += 1;
+        let point = std::fs::read_to_string(f.path().join("killed-at")).unwrap();
+        if point == "Finalized" {
+            break;
+        }
+        assert!(point.starts_with("Applied"), "{point}");
+        assert!(killed < 1000, "recovery makes no progress");
+    }
+    assert!(killed > 3, "{killed} recoveries killed");
+    // Killed after its record, before the journal went: the next one finishes.
+    let recovered = recover(&f.state()).unwrap();
+    assert!(
+        matches!(recovered.as_slice(), [Recovered::RolledForward { .. }]),
+        "{recovered:?}"
+    );
+    assert_eq!(listing(&f.ws()), after);
+    assert_eq!(recover(&f.state()).unwrap(), vec![]);
 }
 
 #[test]
@@ -75,18 +149,7 @@ fn killed_at_every_point_the_tree_is_before_or_after() {
     for at in 0..points {
         let (f, start) = scenario();
         assert_eq!(start, before);
-        let status = Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", "kill::kill_child", "--ignored", "--nocapture"])
-            .env(AT, at.to_string())
-            .env(WS, f.path())
-            .output()
-            .unwrap();
-        assert_eq!(
-            status.status.signal(),
-            Some(9),
-            "the child was not killed at point {at}: {}",
-            String::from_utf8_lossy(&status.stderr)
-        );
+        killed_child(f.path(), at, false);
         let recovered = recover(&f.state()).unwrap();
         let now = listing(&f.ws());
         if now == before {

@@ -49,6 +49,12 @@ fn a_held_change_waits_for_consent_then_applies() {
     f.jail("echo 'script-shell=/tmp/x' > .npmrc; echo ok > ok");
     let report = f.commit(Mode::Apply);
     assert_eq!(paths(&report.held), [".npmrc"], "{report:?}");
+    let json = serde_json::to_value(&report).unwrap();
+    assert_eq!(
+        json["apply_with"],
+        serde_json::json!(["cordon", "apply", report.run])
+    );
+    assert_eq!(json["held"][0]["finding"]["rule"], "project-config");
     assert!(!f.ws().join(".npmrc").exists());
     assert_eq!(list_runs(&f.state()).unwrap()[0].held, 1);
     let applied = apply_held(&f.state(), &report.run, &[PathBuf::from(".npmrc")]).unwrap();
