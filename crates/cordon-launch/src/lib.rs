@@ -129,13 +129,14 @@ pub mod caches {
 }
 pub use features::env::{EnvRow, EnvSource};
 pub use features::proxy::{Destination, PORT as PROXY_PORT};
+pub use features::{Changes, RootChanges};
 pub use host::ending::{end_all as end_all_jails, end_jails_on_signals, termination_signal};
 pub use host::reaper::{REAPER_NAME, start_session_forked};
 pub use host::supervise::Forward;
 pub use host::sys::prepare_child;
 pub use launcher::{
-    BackendChoice, Changes, Explanation, Launcher, LayerRootReport, NetworkReport, RunRequest,
-    RunResult, RunStatus, Stream, WAYS_OUT, policy_hash,
+    BackendChoice, Explanation, Launcher, NetworkReport, RunRequest, RunResult, RunStatus, Stream,
+    WAYS_OUT, policy_hash,
 };
 #[cfg(linux_backends)]
 pub use session::{Preparation, PreparationReport};

@@ -16,20 +16,25 @@
 //!   (`cordon_bwrap::build_layered`), the roots and the seccomp filter reach the stage on two
 //!   descriptors (`stage/layer.rs` mounts the overlay, carries bubblewrap's inner mounts over,
 //!   confines itself).
-//! - **After**: the layer is kept, not applied, and reported as the result's `changes` (the
-//!   commit, `cordon-commit`, is not in this build yet).
-//! - **Recovery**: nothing is registered with the session reaper: a killed launcher leaves the
-//!   run's layer directory in cordon's state, for the commit's recovery to finish or discard.
+//! - **After**: each root's upper is committed (`cordon_commit::commit_root`: judged, applied
+//!   through a journal in the workspace's state directory, the rest kept there), or under
+//!   `--review` ([`WorkspaceMode::Review`]) judged and kept; refused and held changes are
+//!   violations, conflicts warnings, the reports the result's `changes`. A committed layer is
+//!   removed; one whose commit failed is kept and named.
+//! - **Recovery**: nothing is registered with the session reaper. A launcher killed while the
+//!   jail ran leaves the host's tree as it was and the run's layer directory in cordon's state
+//!   (`jail-*`, not applied); one killed while committing leaves a journal that the next
+//!   commit in that workspace, or `cordon recover`, finishes or discards.
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use cordon_policy::WorkspaceMode;
 
-use super::{Arguments, Feature, Host, Outcome, Run};
+use super::{Arguments, Changes, Feature, Host, Outcome, RootChanges, Run};
 use crate::error::LaunchError;
-use crate::launcher::result::{Changes, LayerRootReport};
 use crate::stage::LayerOperand;
+use crate::violations::{Violation, ViolationKind};
 
 /// The name of the start marker in a run's layer directory.
 pub(crate) const STARTED: &str = "started";
@@ -39,11 +44,13 @@ struct Layer {
     run_dir: Option<PathBuf>,
     /// Each layered root with its layer directory.
     layers: Vec<(PathBuf, PathBuf)>,
+    /// `--review`: judged and kept, nothing applied.
+    review: bool,
 }
 
 /// Planning: see the module documentation.
 pub(crate) fn plan(run: &Run<'_>, refusals: &mut Vec<String>) -> Option<Box<dyn Feature>> {
-    if run.plan.workspace_mode != WorkspaceMode::Layer || !run.backend.layers() {
+    if !run.plan.workspace_mode.layered() || !run.backend.layers() {
         return None;
     }
     if let Err(why) = refusal(run) {
@@ -55,6 +62,7 @@ pub(crate) fn plan(run: &Run<'_>, refusals: &mut Vec<String>) -> Option<Box<dyn 
     Some(Box::new(Layer {
         run_dir: None,
         layers: Vec::new(),
+        review: run.plan.workspace_mode == WorkspaceMode::Review,
     }))
 }
 
@@ -117,7 +125,7 @@ impl Feature for Layer {
         };
         let key = cordon_policy::CacheLayout::workspace_key(&run.plan.workspace);
         let run_dir = base.join(key).join(format!(
-            "{}-{}",
+            "jail-{}-{}",
             std::process::id(),
             crate::host::token::nonce()
         ));
@@ -196,22 +204,107 @@ impl Feature for Layer {
         let Some(run_dir) = self.run_dir.clone() else {
             return;
         };
-        outcome.warnings.push(format!(
-            "the command's writes are kept in its copy-on-write layer at {}, not applied to the workspace (this build has no commit yet)",
-            run_dir.display()
-        ));
+        let Some(state) = run_dir.parent() else {
+            return;
+        };
+        let mode = if self.review {
+            cordon_commit::Mode::Review
+        } else {
+            cordon_commit::Mode::Apply
+        };
+        let started = run_dir.join(STARTED);
+        let mut roots = Vec::with_capacity(self.layers.len());
+        let mut finished = true;
+        for (root, dir) in &self.layers {
+            match cordon_commit::commit_root(root, &dir.join("upper"), state, &started, mode) {
+                Ok(report) => {
+                    for (word, listed) in [("refused", &report.refused), ("held", &report.held)] {
+                        outcome
+                            .violations
+                            .extend(listed.iter().map(|l| refused_change(root, word, l)));
+                    }
+                    for c in &report.conflicts {
+                        outcome.warnings.push(format!(
+                            "{} changed on the host while the command ran: the host's version stays, the command's is kept (cordon changes)",
+                            root.join(&c.path).display()
+                        ));
+                    }
+                    if let Some(how) = &report.apply_with {
+                        outcome.warnings.push(format!(
+                            "changes are kept for review in {}: apply them with `{}`",
+                            root.display(),
+                            how.join(" ")
+                        ));
+                    }
+                    roots.push(RootChanges {
+                        root: root.clone(),
+                        report: serde_json::to_value(&report).ok(),
+                        error: None,
+                    });
+                }
+                Err(e) => {
+                    finished = false;
+                    outcome.warnings.push(format!(
+                        "the commit of {} failed, nothing of it was applied: {e}; the command's writes are kept in {}",
+                        root.display(),
+                        run_dir.display()
+                    ));
+                    roots.push(RootChanges {
+                        root: root.clone(),
+                        report: None,
+                        error: Some(e.to_string()),
+                    });
+                }
+            }
+        }
+        if finished {
+            remove_layer(&run_dir);
+        }
         outcome.changes = Some(Changes {
-            mode: "layer",
-            applied: false,
-            roots: self
-                .layers
-                .iter()
-                .map(|(root, dir)| LayerRootReport {
-                    root: root.clone(),
-                    upper: dir.join("upper"),
-                })
-                .collect(),
-            kept: run_dir,
+            applied: finished && !self.review,
+            roots,
+            kept: (!finished).then_some(run_dir),
         });
     }
+}
+
+/// A change the commit refused or held, as a violation naming the path, the rule and the
+/// program that would have run it.
+fn refused_change(root: &Path, word: &str, listed: &cordon_commit::Listed) -> Violation {
+    let path = root.join(&listed.path);
+    let rule = listed.finding.as_ref().map(|f| {
+        let program = if f.program.is_empty() {
+            String::new()
+        } else {
+            format!(" ({} would run it)", f.program)
+        };
+        format!(
+            "rule {}: {}{program}; {word}, kept in cordon's state for review (cordon changes)",
+            f.rule, f.why
+        )
+    });
+    let mut line = format!("{word}: {}", path.display());
+    line.truncate(line.floor_char_boundary(240));
+    Violation {
+        kind: ViolationKind::ChangeRefused,
+        line,
+        path: Some(path.display().to_string()),
+        rule,
+        host: None,
+        port: None,
+        key: None,
+        operation: None,
+    }
+}
+
+/// Removes a run's layer directory once committed (the overlay's work directories are mode 0).
+fn remove_layer(run_dir: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    if let Ok(entries) = std::fs::read_dir(run_dir) {
+        for e in entries.flatten() {
+            let work = e.path().join("work").join("work");
+            let _ = std::fs::set_permissions(&work, std::fs::Permissions::from_mode(0o700));
+        }
+    }
+    let _ = std::fs::remove_dir_all(run_dir);
 }

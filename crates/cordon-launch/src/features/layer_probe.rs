@@ -18,8 +18,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
-/// The stage binary's mode that runs the probe on the host.
-pub(crate) const PROBE_MODE: &str = "layer-probe";
+use crate::stage::layer::PROBE_MODE;
 
 fn remembered() -> &'static Mutex<HashMap<PathBuf, ()>> {
     static CACHE: OnceLock<Mutex<HashMap<PathBuf, ()>>> = OnceLock::new();
@@ -102,63 +101,4 @@ fn remove(tree: &Path) {
     let work = tree.join("work").join("work");
     let _ = std::fs::set_permissions(&work, std::fs::Permissions::from_mode(0o700));
     let _ = std::fs::remove_dir_all(tree);
-}
-
-/// The probe itself, in the stage binary on the host (`args`: the throwaway tree): a new user
-/// and mount namespace, the overlay, a write, the write found in the upper directory only.
-#[cfg(linux_backends)]
-pub(crate) fn probe_main(args: &[std::ffi::OsString]) -> i32 {
-    let Some(tree) = args.first().map(PathBuf::from) else {
-        eprintln!("cordon layer probe: no directory given");
-        return 2;
-    };
-    match run_probe(&tree) {
-        Ok(()) => 0,
-        Err(why) => {
-            eprintln!("{why}");
-            1
-        }
-    }
-}
-
-#[cfg(not(linux_backends))]
-pub(crate) fn probe_main(_args: &[std::ffi::OsString]) -> i32 {
-    eprintln!("no copy-on-write layer exists on this platform");
-    1
-}
-
-#[cfg(linux_backends)]
-fn run_probe(tree: &Path) -> Result<(), String> {
-    let (uid, gid) = (
-        rustix::process::geteuid().as_raw(),
-        rustix::process::getegid().as_raw(),
-    );
-    crate::host::sys::unshare_user_and_mounts()
-        .map_err(|e| format!("cannot enter a user and mount namespace: {e}"))?;
-    for (file, text) in [
-        ("/proc/self/setgroups", "deny".to_owned()),
-        ("/proc/self/uid_map", format!("0 {uid} 1\n")),
-        ("/proc/self/gid_map", format!("0 {gid} 1\n")),
-    ] {
-        std::fs::write(file, text).map_err(|e| format!("cannot write {file}: {e}"))?;
-    }
-    let lower = tree.join("lower");
-    let options = format!(
-        "lowerdir={},upperdir={},workdir={},userxattr",
-        lower.display(),
-        tree.join("upper").display(),
-        tree.join("work").display()
-    );
-    crate::host::sys::mount_overlay(&lower, &options)
-        .map_err(|e| format!("mount overlay with userxattr: {e}"))?;
-    std::fs::write(lower.join("written"), b"layer")
-        .map_err(|e| format!("cannot write through the overlay: {e}"))?;
-    if std::fs::read(tree.join("upper").join("written"))
-        .ok()
-        .as_deref()
-        != Some(b"layer")
-    {
-        return Err("a write through the overlay did not land in its upper directory".into());
-    }
-    Ok(())
 }

@@ -34,6 +34,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use cordon_policy::{ConfigBroker, GuardedPlan, Plan};
+use serde::Serialize;
 
 use crate::backend::Backend;
 use crate::error::LaunchError;
@@ -139,7 +140,34 @@ pub(crate) struct Outcome {
     /// What a `proxy` network's proxy saw.
     pub(crate) network: Option<cordon_proxy::server::Record>,
     /// What a copy-on-write layer holds of the command's writes (`features/layer.rs`).
-    pub(crate) changes: Option<crate::launcher::result::Changes>,
+    pub(crate) changes: Option<Changes>,
+}
+
+/// What became of the command's copy-on-write layer (the result's `changes`): per root, the
+/// commit's report (`cordon_commit::CommitReport`: added, modified, deleted, refused, held,
+/// conflicts, and how to apply what is held).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Changes {
+    /// Whether the judged changes were applied (`false` under `--review`, or when a commit
+    /// failed: then everything stays in the layer, named in `kept`).
+    pub applied: bool,
+    /// Each layered root's commit.
+    pub roots: Vec<RootChanges>,
+    /// Where the layer is kept when its commit did not finish (it is removed after a commit).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kept: Option<std::path::PathBuf>,
+}
+
+/// One layered root of [`Changes`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RootChanges {
+    /// The writable root.
+    pub root: std::path::PathBuf,
+    /// The commit's report (its JSON), or `null` when it failed (`error` says why).
+    pub report: Option<serde_json::Value>,
+    /// Why the commit of this root failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// One feature of one run. Every method has a default that takes no part in its phase.

@@ -25,7 +25,7 @@ mod start;
 mod unsandboxed;
 
 pub(crate) use jail::Jail;
-pub use result::{Changes, LayerRootReport, NetworkReport, RunResult, RunStatus, Stream};
+pub use result::{NetworkReport, RunResult, RunStatus, Stream};
 
 /// One command to run.
 #[derive(Debug)]

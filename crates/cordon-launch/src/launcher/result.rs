@@ -78,29 +78,7 @@ pub struct RunResult {
     /// or a backend that makes no layer); `null` when nothing ran.
     pub workspace: Option<&'static str>,
     /// What the command's copy-on-write layer holds; `null` for a live run.
-    pub changes: Option<Changes>,
-}
-
-/// What the layer of one run holds (the result's `changes`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Changes {
-    /// `layer`.
-    pub mode: &'static str,
-    /// Whether the changes were applied to the host (not in this build: kept for review).
-    pub applied: bool,
-    /// The run's layer directory in cordon's state (its start marker, one directory per root).
-    pub kept: std::path::PathBuf,
-    /// Each layered root with its upper directory: what the command wrote.
-    pub roots: Vec<LayerRootReport>,
-}
-
-/// One layered root of [`Changes`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct LayerRootReport {
-    /// The writable root.
-    pub root: std::path::PathBuf,
-    /// Its upper directory: the command's additions and changes (deletions as whiteouts).
-    pub upper: std::path::PathBuf,
+    pub changes: Option<crate::features::Changes>,
 }
 
 /// What a `proxy` network's proxy did during one run.

@@ -64,8 +64,7 @@ impl Key {
 /// the jail waited would miss what changed on the host in between (issue #30), so a layered
 /// command runs in a jail built for it.
 pub(crate) fn eligible(req: &RunRequest<'_>, backend: &dyn crate::backend::Backend) -> bool {
-    let layered =
-        req.plan.workspace_mode == cordon_policy::WorkspaceMode::Layer && backend.layers();
+    let layered = req.plan.workspace_mode.layered() && backend.layers();
     !req.inherit_stdin && !layered
 }
 

@@ -23,6 +23,10 @@ use std::ffi::OsStr;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+/// The stage binary's mode that probes, on the host, whether an overlay can be mounted in a
+/// user namespace (`features/layer_probe.rs` runs it).
+pub(crate) const PROBE_MODE: &str = "layer-probe";
+
 /// The most bytes of roots or filter the stage reads from its descriptors.
 const LIMIT: u64 = 1 << 20;
 
@@ -257,6 +261,65 @@ pub(crate) fn confined(bounding_is_the_users: bool) -> Result<(), String> {
 
 #[cfg(not(target_os = "linux"))]
 pub(crate) fn confined(_bounding_is_the_users: bool) -> Result<(), String> {
+    Ok(())
+}
+
+/// The probe itself, in the stage binary on the host (`args`: the throwaway tree): a new user
+/// and mount namespace, the overlay, a write, the write found in the upper directory only.
+#[cfg(linux_backends)]
+pub(crate) fn probe_main(args: &[std::ffi::OsString]) -> i32 {
+    let Some(tree) = args.first().map(PathBuf::from) else {
+        eprintln!("cordon layer probe: no directory given");
+        return 2;
+    };
+    match run_probe(&tree) {
+        Ok(()) => 0,
+        Err(why) => {
+            eprintln!("{why}");
+            1
+        }
+    }
+}
+
+#[cfg(not(linux_backends))]
+pub(crate) fn probe_main(_args: &[std::ffi::OsString]) -> i32 {
+    eprintln!("no copy-on-write layer exists on this platform");
+    1
+}
+
+#[cfg(linux_backends)]
+fn run_probe(tree: &Path) -> Result<(), String> {
+    let (uid, gid) = (
+        rustix::process::geteuid().as_raw(),
+        rustix::process::getegid().as_raw(),
+    );
+    crate::host::sys::unshare_user_and_mounts()
+        .map_err(|e| format!("cannot enter a user and mount namespace: {e}"))?;
+    for (file, text) in [
+        ("/proc/self/setgroups", "deny".to_owned()),
+        ("/proc/self/uid_map", format!("0 {uid} 1\n")),
+        ("/proc/self/gid_map", format!("0 {gid} 1\n")),
+    ] {
+        std::fs::write(file, text).map_err(|e| format!("cannot write {file}: {e}"))?;
+    }
+    let lower = tree.join("lower");
+    let options = format!(
+        "lowerdir={},upperdir={},workdir={},userxattr",
+        lower.display(),
+        tree.join("upper").display(),
+        tree.join("work").display()
+    );
+    crate::host::sys::mount_overlay(&lower, &options)
+        .map_err(|e| format!("mount overlay with userxattr: {e}"))?;
+    std::fs::write(lower.join("written"), b"layer")
+        .map_err(|e| format!("cannot write through the overlay: {e}"))?;
+    if std::fs::read(tree.join("upper").join("written"))
+        .ok()
+        .as_deref()
+        != Some(b"layer")
+    {
+        return Err("a write through the overlay did not land in its upper directory".into());
+    }
     Ok(())
 }
 

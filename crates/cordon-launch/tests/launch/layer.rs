@@ -1,6 +1,7 @@
 //! The copy-on-write layer (issue #30) through the library with real bubblewrap: nothing the
-//! command writes reaches the host while the jail lives, the command reads its own writes (a
-//! build-like sequence, a git commit), no capability reaches it, and `--live` writes through.
+//! command writes reaches the host while the jail lives and its commit applies it after, the
+//! command reads its own writes (a build-like sequence, a git commit), no capability reaches
+//! it, `--review` applies nothing, and `--live` writes through.
 
 use crate::common;
 
@@ -91,7 +92,7 @@ fn exited_ok(r: &RunResult) {
     assert_eq!(r.exit_code, 0, "stderr: {}", r.stderr.text);
 }
 
-pub fn a_layered_write_is_absent_on_the_host_while_the_jail_lives_and_kept_after() {
+pub fn a_layered_write_is_absent_on_the_host_while_the_jail_lives_and_committed_after() {
     let s = Setup::new();
     // The host's way to let the command end: a directory the jail sees read-only and live.
     let signal = common::visible_dir("cordon-layer-signal-");
@@ -130,18 +131,17 @@ pub fn a_layered_write_is_absent_on_the_host_while_the_jail_lives_and_kept_after
     exited_ok(&result);
     assert_eq!(result.workspace, Some("layer"));
     let changes = result.changes.expect("a layered run reports its changes");
-    assert!(!changes.applied);
+    assert!(changes.applied, "{changes:?}");
     assert_eq!(changes.roots.len(), 1);
     assert_eq!(changes.roots[0].root, s.work.canonicalize().unwrap());
-    // After: not applied (no commit in this build), kept in the upper directory.
-    let upper = &changes.roots[0].upper;
-    assert!(!s.work.join("written").exists());
+    // After: the commit applied both changes, and the layer is gone.
     assert_eq!(
-        std::fs::read_to_string(upper.join("existing")).unwrap(),
+        std::fs::read_to_string(s.work.join("existing")).unwrap(),
         "host\nmore\n"
     );
+    assert!(find(&s.layers(), "written").is_empty());
     // No capability, no-new-privileges and the filter in the payload.
-    let status = std::fs::read_to_string(upper.join("written")).unwrap();
+    let status = std::fs::read_to_string(s.work.join("written")).unwrap();
     for line in ["CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"] {
         let value = status
             .lines()
@@ -167,16 +167,25 @@ pub fn a_layered_command_reads_its_own_writes_and_commits_with_git() {
     );
     exited_ok(&result);
     assert_eq!(result.stdout.text, "built\nlayered\n");
-    // The host's tree is untouched: no repository, the deleted file still there.
-    assert!(!s.work.join(".git").exists());
-    assert!(!s.work.join("out").exists());
-    assert!(s.work.join("existing").exists());
-    let upper = &result.changes.expect("changes").roots[0].upper;
+    // Committed: the build's output and the deletion are on the host.
     assert_eq!(
-        std::fs::read_to_string(upper.join("out/a.bin")).unwrap(),
+        std::fs::read_to_string(s.work.join("out/a.bin")).unwrap(),
         "built\n"
     );
-    assert!(upper.join(".git/HEAD").exists());
+    assert!(!s.work.join("existing").exists());
+    assert!(result.changes.expect("changes").applied);
+}
+
+pub fn a_reviewed_layer_applies_nothing_and_lists_the_change() {
+    let s = Setup::new();
+    let plan = s.plan(WorkspaceMode::Review);
+    let result = s.run(&plan, "echo reviewed > written");
+    exited_ok(&result);
+    assert!(!s.work.join("written").exists());
+    let changes = result.changes.expect("changes");
+    assert!(!changes.applied);
+    let report = changes.roots[0].report.as_ref().expect("a report");
+    assert_eq!(report["added"][0]["path"], "written", "{report}");
 }
 
 pub fn a_live_run_writes_through_as_before() {

@@ -50,6 +50,9 @@ pub enum WorkspaceMode {
     /// jail lives. Only the bubblewrap backend makes one; where it cannot, the run is refused,
     /// never run live in silence.
     Layer,
+    /// A layer whose changes are judged and kept for review, none applied (`--review`): a
+    /// harness (or `cordon apply`/`cordon drop`) decides.
+    Review,
     /// Written through, as they happen (`--live`): what a watched dev server needs. The Landlock
     /// and Seatbelt backends always run live.
     #[default]
@@ -57,10 +60,16 @@ pub enum WorkspaceMode {
 }
 
 impl WorkspaceMode {
-    /// The mode's name in reports (`layer`, `live`).
+    /// Whether the command's writes go to a copy-on-write layer (`layer` or `review`).
+    pub fn layered(self) -> bool {
+        self != WorkspaceMode::Live
+    }
+
+    /// The mode's name in reports (`layer`, `review`, `live`).
     pub fn name(self) -> &'static str {
         match self {
             WorkspaceMode::Layer => "layer",
+            WorkspaceMode::Review => "review",
             WorkspaceMode::Live => "live",
         }
     }
