@@ -54,7 +54,10 @@ pub enum WorkspaceMode {
     /// harness (or `cordon apply`/`cordon drop`) decides.
     Review,
     /// Written through, as they happen (`--live`): what a watched dev server needs. The Landlock
-    /// and Seatbelt backends always run live.
+    /// and Seatbelt backends always run live. The default for now: making [`Layer`] the
+    /// default is one line here, and waits on the CLI tests it changes (docs/limits.md).
+    ///
+    /// [`Layer`]: WorkspaceMode::Layer
     #[default]
     Live,
 }
