@@ -131,7 +131,7 @@ impl Feature for Layer {
         ));
         let layers = Layer::paths(run, &run_dir);
         if run.dry {
-            host.named.push(run_dir);
+            // Shown in the list as the layer's bind, not made.
             host.layers = layers;
             return Ok(());
         }
@@ -216,6 +216,16 @@ impl Feature for Layer {
         let mut roots = Vec::with_capacity(self.layers.len());
         let mut finished = true;
         for (root, dir) in &self.layers {
+            let upper = dir.join("upper");
+            if std::fs::read_dir(&upper).is_ok_and(|mut e| e.next().is_none()) {
+                // Nothing changed: no commit, no journal, no lock (most commands of an agent).
+                roots.push(RootChanges {
+                    root: root.clone(),
+                    report: Some(unchanged(!self.review)),
+                    error: None,
+                });
+                continue;
+            }
             match cordon_commit::commit_root(root, &dir.join("upper"), state, &started, mode) {
                 Ok(report) => {
                     for (word, listed) in [("refused", &report.refused), ("held", &report.held)] {
@@ -266,6 +276,21 @@ impl Feature for Layer {
             kept: (!finished).then_some(run_dir),
         });
     }
+}
+
+/// The report of a root the command did not change: a commit's report with every list empty.
+fn unchanged(applied: bool) -> serde_json::Value {
+    serde_json::json!({
+        "run": null,
+        "run_dir": null,
+        "applied": applied,
+        "added": [],
+        "modified": [],
+        "deleted": [],
+        "refused": [],
+        "held": [],
+        "conflicts": [],
+    })
 }
 
 /// A change the commit refused or held, as a violation naming the path, the rule and the

@@ -204,3 +204,32 @@ pub fn a_live_run_writes_through_as_before() {
     );
     assert!(find(&s.layers(), "written").is_empty());
 }
+
+pub fn an_unchanged_layer_is_not_committed() {
+    let s = Setup::new();
+    let plan = s.plan(WorkspaceMode::Layer);
+    let result = s.run(&plan, "cat existing >/dev/null");
+    exited_ok(&result);
+    let changes = result.changes.expect("changes");
+    assert!(changes.applied);
+    let report = changes.roots[0].report.as_ref().expect("a report");
+    for list in [
+        "added",
+        "modified",
+        "deleted",
+        "refused",
+        "held",
+        "conflicts",
+    ] {
+        assert_eq!(report[list], serde_json::json!([]), "{list}: {report}");
+    }
+    // No commit ran: no run was recorded in the workspace's state, and the layer is gone.
+    let state = std::fs::read_dir(s.layers())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.is_dir())
+        .expect("the workspace's state directory");
+    assert!(!state.join("runs").exists(), "{}", state.display());
+    assert_eq!(std::fs::read_dir(&state).unwrap().count(), 0);
+}
