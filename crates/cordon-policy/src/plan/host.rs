@@ -35,6 +35,9 @@ pub trait HostFacts {
     /// The names directly in the directory `path` (following symlinks), or `None` when it is
     /// not a directory that can be listed. One `readdir`, so callers bound how often they ask.
     fn list_dir(&self, path: &Path) -> Option<Vec<OsString>>;
+    /// The first `max` bytes (or fewer) of the regular file at `path`, following symlinks: enough
+    /// to read a script's `#!` line. `None` when it is not a regular file that can be read.
+    fn read_head(&self, path: &Path, max: usize) -> Option<Vec<u8>>;
 
     /// What `path` resolves to, following symlinks.
     fn resolved_kind(&self, path: &Path) -> Option<EntryKind> {
@@ -89,6 +92,19 @@ impl HostFacts for RealHost {
         let mut text = String::new();
         file.take(4096).read_to_string(&mut text).ok()?;
         Some(text)
+    }
+
+    fn read_head(&self, path: &Path, max: usize) -> Option<Vec<u8>> {
+        // Only a regular file: opening a FIFO would block.
+        if !std::fs::metadata(path).ok()?.is_file() {
+            return None;
+        }
+        let file = std::fs::File::open(path).ok()?;
+        let mut head = Vec::with_capacity(max.min(4096));
+        file.take(u64::try_from(max).ok()?)
+            .read_to_end(&mut head)
+            .ok()?;
+        Some(head)
     }
 
     fn list_dir(&self, path: &Path) -> Option<Vec<OsString>> {
@@ -267,6 +283,13 @@ impl HostFacts for FakeHost {
     fn read_small_text(&self, path: &Path) -> Option<String> {
         match self.entries.get(&self.canonicalize(path)?)? {
             FakeEntry::File(text) => Some(text.clone()),
+            _ => None,
+        }
+    }
+
+    fn read_head(&self, path: &Path, max: usize) -> Option<Vec<u8>> {
+        match self.entries.get(&self.canonicalize(path)?)? {
+            FakeEntry::File(text) => Some(text.as_bytes().iter().take(max).copied().collect()),
             _ => None,
         }
     }

@@ -5,7 +5,8 @@
 //! [`Plan::resolve`] is here; each of its steps is a module of its own: the writable roots and
 //! their checks (`roots`), the credential masks and the stores the environment moved (`masks`),
 //! the protected paths and cordon's own directories (`protected`), the posture's base (`base`),
-//! what the jail sees of a hidden home (`home_trees`, from the lists of `home`), and the private
+//! what the jail sees of a hidden home (`home_trees`, from the lists of `home` and what `PATH`
+//! shows, `shown`), and the private
 //! toolchain cache (`caches`). The plan's parts are in `parts`; the host is asked through
 //! `host`, git's structure read by `gitdirs`, and [`Plan::guard`] (`guard`) closes what
 //! read-only binds leave open.
@@ -35,6 +36,7 @@ mod masks;
 pub(crate) mod parts;
 mod protected;
 mod roots;
+mod shown;
 
 use host::HostFacts;
 use parts::{
@@ -265,6 +267,7 @@ impl Plan {
         skipped.dedup();
 
         masks.extend(moved.into_iter().map(|(_, m)| m));
+        masks.extend(shown::stored_masks(&home, &granted, host));
         masks.sort();
         masks.dedup_by(|a, b| a.target == b.target);
 
@@ -303,6 +306,10 @@ impl Plan {
         let home_in_root = plan.writable.iter().any(|r| is_within(&plan.home, r));
         if plan.posture == Posture::Host && plan.home_access == HomeMode::Hidden && !home_in_root {
             plan.hide_home(host, invocation, &mut relocated);
+        } else if plan.posture == Posture::Host
+            && let Some(path) = invocation.env.get("PATH")
+        {
+            plan.mask_path_prefixes(host, path);
         }
         relocated.sort();
         plan.relocated = relocated;
