@@ -16,6 +16,7 @@
 //! npm prefix's `etc/npmrc`, a virtual environment's `pip.conf`). `docs/credential-stores.md`
 //! is the survey behind both lists.
 
+use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
@@ -118,6 +119,8 @@ pub(crate) fn path_trees(
         .take(MAX_PATH_ENTRIES)
         .collect();
     let mut out = Vec::new();
+    // Interpreters repeat (a version manager's shims all name `bash`): each is looked up once.
+    let mut seen = Interpreters::default();
     for entry in &entries {
         let Some(canon) = host.canonicalize(entry) else {
             continue;
@@ -151,7 +154,7 @@ pub(crate) fn path_trees(
                 Some(EntryKind::File) => program,
                 _ => continue,
             };
-            for prefix in interpreter_prefixes(home, &file, &entries, host) {
+            for prefix in seen.prefixes(home, &file, &entries, host) {
                 out.push((prefix, format!("interpreter prefix of {label}")));
             }
         }
@@ -228,6 +231,8 @@ fn mask_at(
     host: &dyn HostFacts,
     requested: PathBuf,
 ) -> Option<CredentialMask> {
+    // One `lstat` first: most of the names asked about do not exist.
+    host.kind(&requested)?;
     let target = host.canonicalize(&requested)?;
     if home.starts_with(&target) || roots.iter().any(|r| is_within(r, &target)) {
         return None;
@@ -306,33 +311,55 @@ fn needed_tree(home: &Path, target: &Path) -> PathBuf {
     }
 }
 
-/// The prefixes below `home` of the interpreter of `file`'s `#!` line, as named and as resolved
-/// (a virtual environment's `bin/python` links to its base Python: both are needed).
-fn interpreter_prefixes(
-    home: &Path,
-    file: &Path,
-    entries: &[PathBuf],
-    host: &dyn HostFacts,
-) -> Vec<PathBuf> {
-    let Some(head) = host.read_head(file, HEAD_BYTES) else {
-        return Vec::new();
-    };
-    let named = match shebang(&head) {
-        Some(Interpreter::Path(p)) => p,
-        Some(Interpreter::Env(name)) => {
-            match entries
-                .iter()
-                .map(|e| e.join(&name))
-                .find(|p| host.resolved_kind(p) == Some(EntryKind::File))
-            {
-                Some(p) => p,
-                None => return Vec::new(),
+/// The interpreters already looked up: an `env` name's path on `PATH`, and an interpreter's
+/// prefixes.
+#[derive(Default)]
+struct Interpreters {
+    on_path: BTreeMap<OsString, Option<PathBuf>>,
+    prefixes: BTreeMap<PathBuf, Vec<PathBuf>>,
+}
+
+impl Interpreters {
+    /// The prefixes below `home` of the interpreter of `file`'s `#!` line, as named and as
+    /// resolved (a virtual environment's `bin/python` links to its base Python: both are
+    /// needed).
+    fn prefixes(
+        &mut self,
+        home: &Path,
+        file: &Path,
+        entries: &[PathBuf],
+        host: &dyn HostFacts,
+    ) -> Vec<PathBuf> {
+        let Some(head) = host.read_head(file, HEAD_BYTES) else {
+            return Vec::new();
+        };
+        let named = match shebang(&head) {
+            Some(Interpreter::Path(p)) => p,
+            Some(Interpreter::Env(name)) => {
+                let found = self.on_path.entry(name).or_insert_with_key(|name| {
+                    entries
+                        .iter()
+                        .map(|e| e.join(name))
+                        .find(|p| host.resolved_kind(p) == Some(EntryKind::File))
+                });
+                match found {
+                    Some(p) => p.clone(),
+                    None => return Vec::new(),
+                }
             }
-        }
-        None => return Vec::new(),
-    };
+            None => return Vec::new(),
+        };
+        self.prefixes
+            .entry(named)
+            .or_insert_with_key(|named| interpreter_prefixes(home, named, host))
+            .clone()
+    }
+}
+
+/// The prefixes below `home` of the interpreter `named`, as named and as resolved.
+fn interpreter_prefixes(home: &Path, named: &Path, host: &dyn HostFacts) -> Vec<PathBuf> {
     let mut out = Vec::new();
-    for spelling in [Some(named.clone()), host.canonicalize(&named)]
+    for spelling in [Some(named.to_path_buf()), host.canonicalize(named)]
         .into_iter()
         .flatten()
     {
