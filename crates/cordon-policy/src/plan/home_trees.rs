@@ -108,8 +108,14 @@ impl Plan {
             .iter()
             .map(|t| (home.join(t.path), format!("{}: {}", t.tool, t.reason)))
             .collect();
+        let roots: Vec<PathBuf> = self
+            .writable
+            .iter()
+            .chain(&self.inner_roots)
+            .cloned()
+            .collect();
         if let Some(path) = invocation.env.get("PATH") {
-            wanted.extend(shown::path_trees(&home, path, host));
+            wanted.extend(shown::path_trees(&home, &roots, path, host));
         }
         // Relocated stores below the home are hidden with it unless a visible tree holds
         // them; every other mask wins over a tree it holds.
@@ -171,12 +177,6 @@ impl Plan {
         }
         // Configuration with credentials at the root of a shown tree (a global npm prefix's
         // `etc/npmrc`, a virtual environment's `pip.conf`) is masked.
-        let roots: Vec<PathBuf> = self
-            .writable
-            .iter()
-            .chain(&self.inner_roots)
-            .cloned()
-            .collect();
         let paths: Vec<PathBuf> = cover.iter().map(|t| t.path.clone()).collect();
         self.masks
             .extend(shown::masks_in_trees(&home, &roots, &paths, host));

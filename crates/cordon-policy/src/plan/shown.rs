@@ -109,11 +109,17 @@ pub(crate) const CONFIG_IN_ANY_TREE: &[&str] = &[
 /// The trees below `home` that the `PATH` value `path_var` shows, each with its reason, as
 /// spelled (the caller resolves them): the entries themselves, the targets of their symlinked
 /// programs, and the prefixes of their scripts' interpreters.
+///
+/// Nothing a jail can write steers the walk: an entry, a link or an interpreter whose
+/// resolution passes through one of `roots` (the writable roots, where an earlier command may
+/// have planted a link or a `#!` line naming any path of the home) is not followed.
 pub(crate) fn path_trees(
     home: &Path,
+    roots: &[PathBuf],
     path_var: &OsStr,
     host: &dyn HostFacts,
 ) -> Vec<(PathBuf, String)> {
+    let walk = Walk { home, roots, host };
     let entries: Vec<PathBuf> = std::env::split_paths(path_var)
         .filter(|e| e.is_absolute() && !e.components().any(|c| c == Component::ParentDir))
         .take(MAX_PATH_ENTRIES)
@@ -122,7 +128,7 @@ pub(crate) fn path_trees(
     // Interpreters repeat (a version manager's shims all name `bash`): each is looked up once.
     let mut seen = Interpreters::default();
     for entry in &entries {
-        let Some(canon) = host.canonicalize(entry) else {
+        let Some(canon) = walk.resolve(entry) else {
             continue;
         };
         if !below(home, entry) && !below(home, &canon) {
@@ -140,7 +146,7 @@ pub(crate) fn path_trees(
             let label = DisplayPath(entry.join(name));
             let file = match host.kind(&program) {
                 Some(EntryKind::Symlink) => {
-                    let Some(target) = host.canonicalize(&program) else {
+                    let Some(target) = walk.resolve(&program) else {
                         continue;
                     };
                     if host.kind(&target) != Some(EntryKind::File) {
@@ -154,12 +160,63 @@ pub(crate) fn path_trees(
                 Some(EntryKind::File) => program,
                 _ => continue,
             };
-            for prefix in seen.prefixes(home, &file, &entries, host) {
+            for prefix in seen.prefixes(&walk, &file, &entries) {
                 out.push((prefix, format!("interpreter prefix of {label}")));
             }
         }
     }
     out
+}
+
+/// The host and what the walk must not pass through.
+struct Walk<'a> {
+    home: &'a Path,
+    roots: &'a [PathBuf],
+    host: &'a dyn HostFacts,
+}
+
+impl Walk<'_> {
+    /// `path` with every symlink resolved, one component at a time, or `None` when it does not
+    /// resolve or a step lies in a writable root (what a jail wrote there is not followed).
+    fn resolve(&self, path: &Path) -> Option<PathBuf> {
+        let mut pending: Vec<OsString> = Vec::new();
+        push_components(&mut pending, path);
+        let mut at = PathBuf::from("/");
+        let mut hops = 0;
+        while let Some(part) = pending.pop() {
+            if part == ".." {
+                at.pop();
+                continue;
+            }
+            let next = at.join(&part);
+            if self.roots.iter().any(|r| is_within(&next, r)) {
+                return None;
+            }
+            match self.host.kind(&next)? {
+                EntryKind::Symlink => {
+                    hops += 1;
+                    let target = self.host.read_link(&next).filter(|_| hops <= 40)?;
+                    if target.is_absolute() {
+                        at = PathBuf::from("/");
+                    }
+                    push_components(&mut pending, &target);
+                }
+                _ => at = next,
+            }
+        }
+        Some(at)
+    }
+}
+
+/// Pushes the names of `path` (and its `..`) on `pending`, last first.
+fn push_components(pending: &mut Vec<OsString>, path: &Path) {
+    for c in path.components().rev() {
+        match c {
+            Component::Normal(p) => pending.push(p.to_owned()),
+            Component::ParentDir => pending.push("..".into()),
+            _ => {}
+        }
+    }
 }
 
 /// The stores of [`STORES_IN_SHOWN_TREES`] that exist below `home`, as masks. A store that
@@ -199,7 +256,13 @@ impl super::Plan {
     /// all the same.
     pub(super) fn mask_path_prefixes(&mut self, host: &dyn HostFacts, path_var: &OsStr) {
         let mut trees: Vec<PathBuf> = Vec::new();
-        for (tree, _) in path_trees(&self.home, path_var, host) {
+        let roots: Vec<PathBuf> = self
+            .writable
+            .iter()
+            .chain(&self.inner_roots)
+            .cloned()
+            .collect();
+        for (tree, _) in path_trees(&self.home, &roots, path_var, host) {
             let Some(tree) = host.canonicalize(&tree) else {
                 continue;
             };
@@ -212,12 +275,6 @@ impl super::Plan {
             }
             trees.push(tree);
         }
-        let roots: Vec<PathBuf> = self
-            .writable
-            .iter()
-            .chain(&self.inner_roots)
-            .cloned()
-            .collect();
         self.masks
             .extend(masks_in_trees(&self.home, &roots, &trees, host));
         self.masks.sort();
@@ -320,27 +377,24 @@ struct Interpreters {
 }
 
 impl Interpreters {
-    /// The prefixes below `home` of the interpreter of `file`'s `#!` line, as named and as
+    /// The prefixes below the home of the interpreter of `file`'s `#!` line, as named and as
     /// resolved (a virtual environment's `bin/python` links to its base Python: both are
-    /// needed).
-    fn prefixes(
-        &mut self,
-        home: &Path,
-        file: &Path,
-        entries: &[PathBuf],
-        host: &dyn HostFacts,
-    ) -> Vec<PathBuf> {
-        let Some(head) = host.read_head(file, HEAD_BYTES) else {
+    /// needed). A file in a writable root is not read.
+    fn prefixes(&mut self, walk: &Walk<'_>, file: &Path, entries: &[PathBuf]) -> Vec<PathBuf> {
+        if walk.roots.iter().any(|r| is_within(file, r)) {
+            return Vec::new();
+        }
+        let Some(head) = walk.host.read_head(file, HEAD_BYTES) else {
             return Vec::new();
         };
         let named = match shebang(&head) {
             Some(Interpreter::Path(p)) => p,
             Some(Interpreter::Env(name)) => {
                 let found = self.on_path.entry(name).or_insert_with_key(|name| {
-                    entries
-                        .iter()
-                        .map(|e| e.join(name))
-                        .find(|p| host.resolved_kind(p) == Some(EntryKind::File))
+                    entries.iter().map(|e| e.join(name)).find(|p| {
+                        walk.resolve(p)
+                            .is_some_and(|c| walk.host.kind(&c) == Some(EntryKind::File))
+                    })
                 });
                 match found {
                     Some(p) => p.clone(),
@@ -351,18 +405,23 @@ impl Interpreters {
         };
         self.prefixes
             .entry(named)
-            .or_insert_with_key(|named| interpreter_prefixes(home, named, host))
+            .or_insert_with_key(|named| interpreter_prefixes(walk, named))
             .clone()
     }
 }
 
-/// The prefixes below `home` of the interpreter `named`, as named and as resolved.
-fn interpreter_prefixes(home: &Path, named: &Path, host: &dyn HostFacts) -> Vec<PathBuf> {
+/// The prefixes below the home of the interpreter `named`, as named and as resolved; none when
+/// it does not resolve to a file, or its resolution passes through a writable root.
+fn interpreter_prefixes(walk: &Walk<'_>, named: &Path) -> Vec<PathBuf> {
+    let home = walk.home;
+    let Some(resolved) = walk.resolve(named) else {
+        return Vec::new();
+    };
+    if walk.host.kind(&resolved) != Some(EntryKind::File) {
+        return Vec::new();
+    }
     let mut out = Vec::new();
-    for spelling in [Some(named.to_path_buf()), host.canonicalize(named)]
-        .into_iter()
-        .flatten()
-    {
+    for spelling in [named.to_path_buf(), resolved] {
         if !below(home, &spelling) {
             continue;
         }

@@ -318,3 +318,50 @@ fn the_walk_is_bounded_per_entry() {
     assert!(why(&plan, "/home/u/far/bin").is_some());
     let _ = PathBuf::new();
 }
+
+#[test]
+fn nothing_a_jail_wrote_steers_the_walk() {
+    // Everything under /home/u/proj (the workspace, writable) may have been written by an
+    // earlier jailed command; /home/u/.tea holds a secret beside a program.
+    let host = FakeHost::typical()
+        .file("/home/u/.tea/bin/x", ELF)
+        .file("/home/u/.tea/secret", "token")
+        .file("/home/u/.config/tea/config.yml", "token")
+        // A link and a `#!` line planted in a workspace PATH entry.
+        .symlink("/home/u/proj/bin/x", "/home/u/.config/tea/config.yml")
+        .file("/home/u/proj/bin/s", "#!/home/u/.tea/bin/x\n")
+        // The host's own link into the workspace, where a planted link goes on.
+        .symlink("/home/u/.local/bin/tool", "/home/u/proj/tool")
+        .symlink("/home/u/proj/tool", "/home/u/.tea/bin/x")
+        // The host's own link through a directory link into the workspace.
+        .symlink("/home/u/.local/bin/t2", "/home/u/.vlink/x/bin/x")
+        .symlink("/home/u/.vlink", "/home/u/proj/v")
+        .symlink("/home/u/proj/v/x", "/home/u/.tea")
+        // The host's own script whose `env` interpreter a planted link answers first.
+        .file("/home/u/.local/bin/envy", "#!/usr/bin/env node\n")
+        .symlink("/home/u/proj/bin/node", "/home/u/.tea/bin/x");
+    let plan = plan_with_path(&host, "/home/u/proj/bin:/home/u/.local/bin");
+    for t in &plan.home_trees {
+        assert!(
+            !t.path.starts_with("/home/u/.tea") && !t.path.starts_with("/home/u/.config"),
+            "{t:?}"
+        );
+    }
+    for secret in [
+        "/home/u/.tea/secret",
+        "/home/u/.config/tea/config.yml",
+        "/home/u/.tea/bin/x",
+    ] {
+        assert!(!readable(&plan, secret), "{secret}");
+    }
+    // The same host links, outside the workspace, are followed.
+    let host = FakeHost::typical()
+        .file("/home/u/.tea/bin/x", ELF)
+        .symlink("/home/u/.local/bin/tool", "/home/u/.tea/bin/x");
+    let plan = plan_with_path(&host, "/home/u/.local/bin");
+    assert!(
+        why(&plan, "/home/u/.tea/bin").is_some(),
+        "{:?}",
+        plan.home_trees
+    );
+}
