@@ -47,6 +47,12 @@ pub fn cases() -> Vec<Case> {
             shown_trees,
         ),
         Case::attack(
+            "creds/steer-path-walk",
+            c,
+            "links and #! lines planted in the workspace (a PATH entry there, a host link into it) name stores of the home, so that the next run's PATH walk would show them",
+            steer_path_walk,
+        ),
+        Case::attack(
             "creds/moved-by-environment",
             c,
             "read stores the launcher's environment moved out of the home (GNUPGHOME, DOCKER_CONFIG, KUBECONFIG, XDG_CONFIG_HOME, CARGO_HOME, …)",
@@ -221,6 +227,72 @@ fn shown_trees(ctx: &Ctx<'_>) -> Outcome {
         ])
         .run();
     judge(ctx, &out, planted.len())
+}
+
+fn steer_path_walk(ctx: &Ctx<'_>) -> Outcome {
+    clear_home(ctx);
+    let secret = ctx.home.join(".tea/config.yml");
+    let beside = ctx.home.join(".tea/secret");
+    let interp = ctx.home.join(".tea/bin/x");
+    let bin = ctx.work.join("planted-bin");
+    let link = |target: &std::path::Path, at: &std::path::Path| -> Result<(), String> {
+        if let Some(parent) = at.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| format!("mkdir: {e}"))?;
+        }
+        std::os::unix::fs::symlink(target, at)
+            .map_err(|e| format!("cannot link {}: {e}", at.display()))?;
+        ctx.own(at)
+    };
+    let planted = ctx
+        .plant(&secret, &ctx.secret("tea-config"))
+        .and_then(|()| ctx.plant(&beside, &ctx.secret("tea-beside")))
+        .and_then(|()| plant_program(ctx, &interp, "#!/bin/sh\ncat \"$1\"\n"))
+        // What a jailed command can leave in the workspace: a link in a PATH entry there, a
+        // script whose #! names a program beside the store.
+        .and_then(|()| link(&secret, &bin.join("x")))
+        .and_then(|()| plant_program(ctx, &bin.join("s"), &format!("#!{}\n", interp.display())))
+        // The host's own link into the workspace, which a planted link continues.
+        .and_then(|()| link(&ctx.work.join("tool"), &ctx.home.join(".local/bin/tool")))
+        .and_then(|()| link(&beside, &ctx.work.join("tool")));
+    if let Err(e) = planted {
+        return Outcome::new(Verdict::Inconclusive, format!("harness: {e}"));
+    }
+    let _ = ctx.scratch();
+    let files = [&secret, &beside]
+        .iter()
+        .map(|p| q(&p.display().to_string()))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let out = ctx
+        .cordon()
+        .path(&format!(
+            "{}:{}:{STD_PATH}",
+            bin.display(),
+            ctx.home.join(".local/bin").display()
+        ))
+        .steps(&[&format!(
+            "for f in {files}; do cat \"$f\" 2>/dev/null; cp \"$f\" ./scratch/ 2>/dev/null; done; \
+             cat {} 2>/dev/null; true",
+            q(&ctx.home.join(".tea").display().to_string())
+        )])
+        .run();
+    // The planted links themselves point at the stores: only what the run printed or copied
+    // into the scratch directory counts, not the links left in the workspace.
+    let mut seen = leak(ctx, &out.all());
+    seen.extend(
+        leak_in_workspace(ctx)
+            .into_iter()
+            .filter(|p| p.contains("/scratch/")),
+    );
+    ctx.judge(
+        &out,
+        !seen.is_empty(),
+        if seen.is_empty() {
+            "2 stores named by planted links and #! lines, none read".to_owned()
+        } else {
+            format!("read: {:?}", &seen[..seen.len().min(5)])
+        },
+    )
 }
 
 /// Each variable, the store it names (below `outside/moved`), and what is planted there.
