@@ -365,3 +365,51 @@ fn nothing_a_jail_wrote_steers_the_walk() {
         plan.home_trees
     );
 }
+
+#[test]
+fn an_fnm_multishell_entry_shows_the_node_installation_it_links_to() {
+    let inst = "/home/u/.local/share/fnm/node-versions/v20.11.0/installation";
+    let host = FakeHost::typical()
+        .symlink("/home/u/.local/state/fnm_multishells/7_1", inst)
+        .file(&format!("{inst}/bin/node"), ELF)
+        .symlink(
+            &format!("{inst}/bin/npm"),
+            "../lib/node_modules/npm/bin/npm-cli.js",
+        )
+        .file(
+            &format!("{inst}/lib/node_modules/npm/bin/npm-cli.js"),
+            "#!/usr/bin/env node\n",
+        )
+        .file(
+            &format!("{inst}/etc/npmrc"),
+            "//r.example.com/:_authToken=x",
+        )
+        .file(
+            "/home/u/.local/share/fnm/node-versions/v18.0.0/installation/bin/node",
+            ELF,
+        );
+    let plan = plan_with_path(&host, "/home/u/.local/state/fnm_multishells/7_1/bin");
+    assert!(
+        why(&plan, inst).is_some_and(|w| w.starts_with("interpreter prefix of")),
+        "{:?}",
+        plan.home_trees
+    );
+    assert!(readable(
+        &plan,
+        &format!("{inst}/lib/node_modules/npm/bin/npm-cli.js")
+    ));
+    assert!(masked(&plan, &format!("{inst}/etc/npmrc")));
+    assert!(!readable(&plan, &format!("{inst}/etc/npmrc")));
+    assert!(!readable(
+        &plan,
+        "/home/u/.local/share/fnm/node-versions/v18.0.0/installation/bin/node"
+    ));
+    // The multishell link is recreated in the private home, so the PATH entry still leads there.
+    assert!(
+        plan.symlinks
+            .iter()
+            .any(|s| s.link == Path::new("/home/u/.local/state/fnm_multishells/7_1")),
+        "{:?}",
+        plan.symlinks
+    );
+}
