@@ -109,6 +109,10 @@ pub mod seatbelt {
 }
 pub use backend::locate::TRUSTED_BWRAP_PATHS;
 #[cfg(linux_backends)]
+pub use backend::namespaces::{
+    FALLBACK_LACKS, NamespaceDiagnosis, NamespaceFacts, diagnose as diagnose_namespaces,
+};
+#[cfg(linux_backends)]
 pub use backend::probe::probe_cache_holds;
 pub use backend::{Backend, BackendReport, JailSpec, Prepared, ProbeOutcome, StageReport};
 #[cfg(linux_backends)]

@@ -244,6 +244,39 @@ impl AutoRun {
     }
 }
 
+impl AutoRun {
+    /// The registry entry a path inside a git directory falls under (`rel` uses `/`, relative
+    /// to the git directory): the entry's path itself or a path below it (`hooks/pre-commit`
+    /// falls under `hooks`). A submodule's git directory (`submodule`) takes the submodule
+    /// entries over the git-directory ones of the same path.
+    pub fn for_git_dir_path(rel: &str, submodule: bool) -> Option<&'static AutoRun> {
+        let under = |p: &str| {
+            rel == p
+                || rel
+                    .strip_prefix(p)
+                    .is_some_and(|rest| rest.starts_with('/'))
+        };
+        let in_scope = |e: &&AutoRun, scope| {
+            e.scope == scope && matches!(e.matcher, Matcher::Path(p) if under(p))
+        };
+        let sub = submodule
+            .then(|| {
+                REGISTRY
+                    .iter()
+                    .find(|e| in_scope(e, Scope::SubmoduleGitDir))
+            })
+            .flatten();
+        sub.or_else(|| REGISTRY.iter().find(|e| in_scope(e, Scope::GitDir)))
+    }
+
+    /// The entry's path or pattern as written (`hooks`, `.envrc`, `*.code-workspace`).
+    pub fn name(&self) -> &'static str {
+        match self.matcher {
+            Matcher::Path(p) | Matcher::RootPattern(p) => p,
+        }
+    }
+}
+
 /// The root-scope exact paths: protected paths of every default policy.
 pub(crate) fn root_paths() -> impl Iterator<Item = &'static str> {
     REGISTRY.iter().filter_map(|e| match (e.scope, e.matcher) {
@@ -363,6 +396,25 @@ mod tests {
         ] {
             assert!(git.contains(&p), "{p}");
         }
+    }
+
+    #[test]
+    fn git_dir_paths_fall_under_their_entry_and_submodules_take_theirs() {
+        let hooks = AutoRun::for_git_dir_path("hooks/pre-commit", false);
+        assert_eq!(hooks.map(AutoRun::name), Some("hooks"));
+        assert_eq!(AutoRun::for_git_dir_path("hooksx", false), None);
+        assert_eq!(AutoRun::for_git_dir_path("refs/heads/config", false), None);
+        let plain = AutoRun::for_git_dir_path("config", false);
+        let sub = AutoRun::for_git_dir_path("config", true);
+        assert_eq!(plain.map(|e| e.protection), Some(Protection::ReadOnly));
+        assert_eq!(
+            sub.map(|e| e.protection),
+            Some(Protection::RestoredAfterRun)
+        );
+        assert_eq!(
+            AutoRun::for_git_dir_path("info/attributes", true).map(AutoRun::name),
+            Some("info/attributes")
+        );
     }
 
     #[test]

@@ -39,6 +39,50 @@ pub enum Command {
     Check(CheckArgs),
     /// Show or clear cordon's private toolchain caches (one per workspace).
     Cache(CacheArgs),
+    /// List the workspace's runs that keep changes (pending review, held, refused, conflicts).
+    Changes(ChangesArgs),
+    /// Show what a run keeps: each change, why it is kept, and its difference from the host.
+    Diff(RunRef),
+    /// Apply a run's held and pending changes (those at or below PATH...), on your consent.
+    Apply(ApplyArgs),
+    /// Discard a run and everything it keeps.
+    Drop(RunRef),
+    /// Finish or discard what a killed commit left (also done by every commit).
+    Recover(ChangesArgs),
+}
+
+/// Options of `cordon changes` and `cordon recover`.
+#[derive(Debug, Args)]
+pub struct ChangesArgs {
+    /// The workspace (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+    /// Print one JSON object (schema in docs/cli.md).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// A run of a workspace (`cordon diff`, `cordon drop`).
+#[derive(Debug, Args)]
+pub struct RunRef {
+    /// The run's name, as `cordon changes` lists it.
+    pub run: String,
+    /// The workspace (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+    /// Print one JSON object (schema in docs/cli.md).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Options of `cordon apply`.
+#[derive(Debug, Args)]
+pub struct ApplyArgs {
+    /// The run and where it is.
+    #[command(flatten)]
+    pub run: RunRef,
+    /// Paths relative to the workspace root (default: every held and pending change).
+    pub paths: Vec<PathBuf>,
 }
 
 /// Options of `cordon cache`.

@@ -23,6 +23,9 @@ struct Doctor {
     seccomp_filter_version: u32,
     seccomp_arch: Option<String>,
     user_namespaces: BTreeMap<&'static str, String>,
+    /// When bubblewrap cannot start here: which layer refuses it, the one change that would let
+    /// it start, and what the fallback does not do (`null` when bubblewrap enforces).
+    namespaces: Option<cordon_launch::NamespaceDiagnosis>,
     profile: String,
     limits: BTreeMap<&'static str, String>,
     /// What bounds the jail's memory and its private temporary filesystems here.
@@ -108,6 +111,27 @@ pub fn run(args: &DoctorArgs, out: &mut dyn Write) -> Result<bool, CliError> {
             .map_or_else(|_| "absent".to_owned(), |v| v.trim().to_owned());
         userns.insert(name, value);
     }
+    let reports = launcher.reports();
+    let bwrap_report = reports.iter().find(|b| b.name == "bubblewrap");
+    let bwrap_failure = probes
+        .iter()
+        .find(|p| p.backend == "bubblewrap")
+        .filter(|p| !p.enforcing)
+        .map(|p| p.detail.clone())
+        .or_else(|| {
+            bwrap_report.and_then(|b| b.unusable.clone()).filter(|_| {
+                !probes
+                    .iter()
+                    .any(|p| p.backend == "bubblewrap" && p.enforcing)
+            })
+        });
+    let bwrap_path = bwrap_report
+        .and_then(|b| b.binary.as_deref())
+        .map(std::path::PathBuf::from);
+    let namespaces = cordon_launch::diagnose_namespaces(&cordon_launch::NamespaceFacts::read(
+        bwrap_path.as_deref(),
+        bwrap_failure,
+    ));
     let limits = effective.policy.limits();
     let mut resources = BTreeMap::new();
     resources.insert(
@@ -123,7 +147,6 @@ pub fn run(args: &DoctorArgs, out: &mut dyn Write) -> Result<bool, CliError> {
             ),
         },
     );
-    let reports = launcher.reports();
     let sized = reports
         .iter()
         .find(|b| b.name == "bubblewrap")
@@ -149,6 +172,7 @@ pub fn run(args: &DoctorArgs, out: &mut dyn Write) -> Result<bool, CliError> {
         seccomp_filter_version: cordon_seccomp::FILTER_VERSION,
         seccomp_arch: cordon_seccomp::Arch::host().ok().map(|a| a.to_string()),
         user_namespaces: userns,
+        namespaces,
         profile: effective.policy.profile().to_string(),
         limits: limit_rows(limits).into_iter().collect(),
         resources,
@@ -217,6 +241,17 @@ fn print_text(r: &Doctor, out: &mut dyn Write) -> Result<(), CliError> {
     )?;
     for (k, v) in &r.user_namespaces {
         writeln!(out, "userns    {k} = {v}")?;
+    }
+    if let Some(d) = &r.namespaces {
+        writeln!(
+            out,
+            "refused   bubblewrap cannot start here: {} ({})",
+            d.layer, d.evidence
+        )?;
+        writeln!(out, "  change  {}", d.change)?;
+        for l in &d.fallback_lacks {
+            writeln!(out, "  lacks   {l}")?;
+        }
     }
     writeln!(out, "profile   {}", r.profile)?;
     for (k, v) in &r.limits {

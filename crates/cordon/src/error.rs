@@ -40,6 +40,9 @@ pub enum CliError {
     /// The MCP session failed (the handshake, or the transport).
     #[error("the MCP session on stdio failed: {0}")]
     Mcp(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// A commit, `apply`, `drop` or recovery failed, or named a run or path that is not one.
+    #[error(transparent)]
+    Commit(#[from] cordon_commit::CommitError),
     /// JSON serialization failed.
     #[error("cannot encode JSON output: {0}")]
     Json(#[from] serde_json::Error),

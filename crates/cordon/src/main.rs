@@ -11,6 +11,7 @@ mod error;
 mod exit;
 mod mcp;
 mod policy_show;
+mod review;
 mod run;
 mod serve;
 
@@ -54,6 +55,11 @@ fn main() -> ExitCode {
         }
         Command::Check(args) => check::run(args, &mut out),
         Command::Cache(args) => cache::run(args, &mut out).map(|()| 0),
+        Command::Changes(args) => review::changes::run(args, &mut out).map(|()| 0),
+        Command::Diff(args) => review::diff::run(args, &mut out).map(|()| 0),
+        Command::Apply(args) => review::apply::run(args, &mut out).map(|()| 0),
+        Command::Drop(args) => review::drop::run(args, &mut out).map(|()| 0),
+        Command::Recover(args) => review::recover::run(args, &mut out).map(|()| 0),
     };
     let _ = out.flush();
     // Told to stop (SIGTERM, SIGINT, SIGHUP): the jail was ended; exit as a process killed by

@@ -586,7 +586,27 @@ workspace and is refused outside it). When neither probe passes, the run is refu
 with the reason and the ways out, unless the global configuration sets `[backend] unavailable = \
 \"warn\"`, which runs the command without a jail and reports that on every run. Naming a backend with `--backend bwrap` or \
 `--backend landlock` never falls back to the other; the escape suite names one in every column \
-for that reason.
+for that reason. A run that falls back says so in its warnings (`--json`: `warnings`), naming the backend \
+that could not start and why. The probe's cache is keyed by what confines cordon's own process \
+too (its seccomp mode and filter count, no-new-privileges, its LSM label, its user namespace), \
+so a probe cached on the host does not claim bubblewrap works inside a container that refuses \
+namespaces (`crates/cordon/tests/cli/container.rs` makes such a container: an outer bubblewrap \
+with a filter that refuses `unshare` and `clone` with namespace flags as Docker's default \
+profile does).
+
+## Where namespaces are refused
+
+`cordon doctor` names the layer that keeps bubblewrap from starting and the one change that \
+would let it (`--json`: `namespaces`), from the most specific evidence to the least: no \
+trusted bubblewrap (`bubblewrap-missing`: install it); `user.max_user_namespaces = 0` \
+(`sysctl-max-user-namespaces`); `kernel.unprivileged_userns_clone = 0` for a user other than \
+root (`sysctl-unprivileged-userns-clone`: the sysctl, or a set-user-ID bubblewrap); Ubuntu's \
+`kernel.apparmor_restrict_unprivileged_userns = 1` for an unconfined program \
+(`apparmor-userns-restriction`: an AppArmor profile for bubblewrap that allows `userns,`); a \
+seccomp filter on cordon's own process, as a container's profile is (`seccomp-profile`: a \
+profile that allows `unshare` and `clone` with `CLONE_NEWUSER`); an AppArmor profile confining \
+the process (`apparmor-profile`). It also lists what the Landlock fallback does not do: no pid, \
+network or mount namespace, no private `/tmp`, no copy-on-write layer.
 ";
 
 #[cfg(test)]

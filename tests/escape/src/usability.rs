@@ -408,7 +408,9 @@ fn home_toolchains(ctx: &Ctx<'_>) -> Outcome {
     );
     let list = trees
         .iter()
-        .map(|t| format!("\"$HOME/{t}\""))
+        // The real home by its path: under the Landlock backend `HOME` names the workspace's
+        // private home, where the vetted trees are not (docs/home.md).
+        .map(|t| format!("\"{}/{t}\"", ctx.home.display()))
         .collect::<Vec<_>>()
         .join(" ");
     let out = ctx

@@ -22,6 +22,8 @@ pub(crate) mod bwrap;
 #[cfg(linux_backends)]
 pub(crate) mod landlock;
 pub(crate) mod locate;
+#[cfg(linux_backends)]
+pub(crate) mod namespaces;
 pub(crate) mod probe;
 pub(crate) mod seatbelt;
 

@@ -48,6 +48,7 @@ impl ProbeKey {
             ));
         }
         h.update(format!("euid {}\n", rustix::process::geteuid().as_raw()));
+        h.update(confinement());
         let uts = rustix::system::uname();
         h.update(uts.release().to_bytes());
         h.update(uts.version().to_bytes());
@@ -76,6 +77,7 @@ impl ProbeKey {
             cordon_seccomp::FILTER_VERSION,
             rustix::process::geteuid().as_raw()
         ));
+        h.update(confinement());
         let uts = rustix::system::uname();
         h.update(uts.release().to_bytes());
         h.update(uts.version().to_bytes());
@@ -83,6 +85,38 @@ impl ProbeKey {
         let digest = h.finalize();
         ProbeKey(digest.iter().map(|b| format!("{b:02x}")).collect())
     }
+}
+
+/// What confines this process itself, as text for a probe key: its seccomp mode and filter
+/// count, no_new_privs, its AppArmor (or other LSM) label and its user namespace. A container
+/// changes these and not the sysctls: a cache file written on the host (a home mounted into a
+/// container, say) must not claim bubblewrap enforces inside a container whose seccomp profile
+/// refuses user namespaces, where a jail would then fail to start instead of falling back.
+pub(crate) fn confinement() -> Vec<u8> {
+    let mut out = Vec::new();
+    if let Ok(status) = std::fs::read_to_string("/proc/self/status") {
+        for line in status.lines() {
+            if ["Seccomp:", "Seccomp_filters:", "NoNewPrivs:"]
+                .iter()
+                .any(|k| line.starts_with(k))
+            {
+                out.extend_from_slice(line.as_bytes());
+                out.push(b'\n');
+            }
+        }
+    }
+    for file in [
+        "/proc/self/attr/current",
+        "/proc/self/attr/apparmor/current",
+    ] {
+        out.extend_from_slice(file.as_bytes());
+        out.extend_from_slice(&std::fs::read(file).unwrap_or_default());
+        out.push(b'\n');
+    }
+    if let Ok(ns) = std::fs::metadata("/proc/self/ns/user") {
+        out.extend_from_slice(format!("userns {} {}\n", ns.dev(), ns.ino()).as_bytes());
+    }
+    out
 }
 
 fn process_cache() -> &'static Mutex<HashMap<ProbeKey, ProbeOutcome>> {

@@ -45,6 +45,7 @@ pub(crate) mod autorun;
 pub(crate) mod caches;
 pub(crate) mod env;
 pub(crate) mod git;
+pub(crate) mod home;
 pub(crate) mod limits;
 #[cfg(linux_backends)]
 pub(crate) mod memory;
@@ -195,6 +196,7 @@ pub(crate) fn for_run(run: &Run<'_>) -> (Vec<Box<dyn Feature>>, Vec<String>) {
         objects::plan,
         autorun::plan,
         git::plan,
+        home::plan,
         second_wall::plan,
         limits::plan,
     ];

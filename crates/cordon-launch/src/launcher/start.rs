@@ -38,10 +38,11 @@ impl Launcher {
         };
 
         // Planning: the first enforcing backend, then every feature's word.
-        let backend = match self.enforcing(req, &env, awaiting, &policy_hash, &env_dropped)? {
-            Chosen::Backend(backend) => backend,
-            Chosen::None(result) => return Ok(Start::Refused(*result)),
-        };
+        let (backend, fallback) =
+            match self.enforcing(req, &env, awaiting, &policy_hash, &env_dropped)? {
+                Chosen::Backend(backend, fallback) => (backend, fallback),
+                Chosen::None(result) => return Ok(Start::Refused(*result)),
+            };
         if let Some(refusal) = crate::backend::stage_refusal(backend, req.plan) {
             return refuse(refusal.to_string());
         }
@@ -87,6 +88,7 @@ impl Launcher {
 
         // Confining and starting.
         let mut warnings = args.env.requested_but_dropped();
+        warnings.extend(fallback);
         for f in &mut features {
             warnings.extend(f.confine(&mut prepared.command, &mut host.cleanup));
         }
@@ -145,7 +147,21 @@ impl Launcher {
     ) -> Result<Chosen<'_>, LaunchError> {
         let (backend, outcomes) = self.select();
         if let Some(backend) = backend {
-            return Ok(Chosen::Backend(backend));
+            // A backend after the first one enforces: the run says which stronger jail could not
+            // start and why, so a harness never believes it got bubblewrap's jail.
+            let fallback = outcomes
+                .iter()
+                .filter(|o| !o.enforcing)
+                .map(|o| format!("{}: {}", o.backend, o.detail))
+                .collect::<Vec<_>>();
+            let note = (!fallback.is_empty()).then(|| {
+                format!(
+                    "{} enforces because no earlier backend could ({}); `cordon doctor` names the layer that refuses and the change that would let bubblewrap start",
+                    backend.name(),
+                    fallback.join("; ")
+                )
+            });
+            return Ok(Chosen::Backend(backend, note));
         }
         let detail = outcomes
             .iter()
@@ -215,7 +231,8 @@ fn spawn(
 /// The backend a run uses, or the result of a run that needs none (refused, or unsandboxed
 /// where the configuration says so).
 enum Chosen<'a> {
-    Backend(&'a dyn Backend),
+    /// The backend, and why earlier ones were passed over (a warning for the result).
+    Backend(&'a dyn Backend, Option<String>),
     None(Box<crate::launcher::RunResult>),
 }
 

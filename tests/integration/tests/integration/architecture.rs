@@ -21,6 +21,7 @@ use std::path::{Path, PathBuf};
 /// The crates the document calls pure ("The pure crates: …").
 const PURE: &[&str] = &[
     "cordon-bwrap",
+    "cordon-changes",
     "cordon-env",
     "cordon-gitconfig",
     "cordon-policy",
