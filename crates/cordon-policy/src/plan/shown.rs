@@ -16,7 +16,7 @@
 //! npm prefix's `etc/npmrc`, a virtual environment's `pip.conf`). `docs/credential-stores.md`
 //! is the survey behind both lists.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
@@ -127,10 +127,16 @@ pub(crate) fn path_trees(
     let mut out = Vec::new();
     // Interpreters repeat (a version manager's shims all name `bash`): each is looked up once.
     let mut seen = Interpreters::default();
+    let mut walked: Vec<PathBuf> = Vec::new();
     for entry in &entries {
         let Some(canon) = walk.resolve(entry) else {
             continue;
         };
+        // An entry named twice (or by two spellings) is walked once.
+        if walked.contains(&canon) {
+            continue;
+        }
+        walked.push(canon.clone());
         if !below(home, entry) && !below(home, &canon) {
             continue;
         }
@@ -138,15 +144,15 @@ pub(crate) fn path_trees(
             entry.clone(),
             format!("PATH entry {}", DisplayPath(entry.clone())),
         ));
-        let Some(names) = host.list_dir(&canon) else {
+        let Some(programs) = host.list_dir_kinds(&canon) else {
             continue;
         };
-        for name in names.iter().take(MAX_PROGRAMS) {
+        for (name, kind) in programs.iter().take(MAX_PROGRAMS) {
             let program = canon.join(name);
             let label = DisplayPath(entry.join(name));
-            let file = match host.kind(&program) {
-                Some(EntryKind::Symlink) => {
-                    let Some(target) = walk.resolve(&program) else {
+            let file = match kind {
+                EntryKind::Symlink => {
+                    let Some(target) = walk.resolve_in(canon.clone(), Path::new(name)) else {
                         continue;
                     };
                     if host.kind(&target) != Some(EntryKind::File) {
@@ -157,7 +163,7 @@ pub(crate) fn path_trees(
                     }
                     target
                 }
-                Some(EntryKind::File) => program,
+                EntryKind::File => program,
                 _ => continue,
             };
             for prefix in seen.prefixes(&walk, &file, &entries) {
@@ -179,9 +185,14 @@ impl Walk<'_> {
     /// `path` with every symlink resolved, one component at a time, or `None` when it does not
     /// resolve or a step lies in a writable root (what a jail wrote there is not followed).
     fn resolve(&self, path: &Path) -> Option<PathBuf> {
+        self.resolve_in(PathBuf::from("/"), path)
+    }
+
+    /// [`Walk::resolve`] of `rest` below `dir`, a directory already resolved and checked.
+    fn resolve_in(&self, dir: PathBuf, rest: &Path) -> Option<PathBuf> {
         let mut pending: Vec<OsString> = Vec::new();
-        push_components(&mut pending, path);
-        let mut at = PathBuf::from("/");
+        push_components(&mut pending, rest);
+        let mut at = dir;
         let mut hops = 0;
         while let Some(part) = pending.pop() {
             if part == ".." {
@@ -368,12 +379,13 @@ fn needed_tree(home: &Path, target: &Path) -> PathBuf {
     }
 }
 
-/// The interpreters already looked up: an `env` name's path on `PATH`, and an interpreter's
-/// prefixes.
+/// The interpreters already looked up: an `env` name's path on `PATH`, an interpreter's
+/// prefixes, and the files already read.
 #[derive(Default)]
 struct Interpreters {
     on_path: BTreeMap<OsString, Option<PathBuf>>,
     prefixes: BTreeMap<PathBuf, Vec<PathBuf>>,
+    read: BTreeSet<PathBuf>,
 }
 
 impl Interpreters {
@@ -381,7 +393,8 @@ impl Interpreters {
     /// resolved (a virtual environment's `bin/python` links to its base Python: both are
     /// needed). A file in a writable root is not read.
     fn prefixes(&mut self, walk: &Walk<'_>, file: &Path, entries: &[PathBuf]) -> Vec<PathBuf> {
-        if walk.roots.iter().any(|r| is_within(file, r)) {
+        // A file many links lead to (rustup's proxies) is read once.
+        if walk.roots.iter().any(|r| is_within(file, r)) || !self.read.insert(file.to_path_buf()) {
             return Vec::new();
         }
         let Some(head) = walk.host.read_head(file, HEAD_BYTES) else {
