@@ -68,7 +68,7 @@ pub fn cases() -> Vec<Case> {
         control(
             "use/home-toolchains",
             c,
-            "with the home hidden: vetted toolchain trees (cargo's registry cache, rustup, pyenv, ~/.local/bin) and a PATH entry's tree are readable and run",
+            "with the home hidden: vetted toolchain trees (cargo's registry cache, rustup, pyenv, ~/.local/bin) and a PATH entry are readable and run",
             home_toolchains,
         ),
         control(
