@@ -30,10 +30,12 @@
 //! - **Nothing is mounted below a mask.** A directory mask is an empty, read-only tmpfs: it hides
 //!   all that lies below it, and bubblewrap could not create a mount point inside it anyway. So
 //!   any operation strictly below a mask is dropped — this only ever removes access.
-//! - **The hidden home is sealed too.** In the host posture the home directory is a private
-//!   tmpfs (the plan's `home_access`); after every mount, `--remount-ro HOME` makes it read-only,
-//!   as the host's home was. The remount is not recursive: the workspace bound below it stays
-//!   writable, the vetted trees stay read-only binds.
+//! - **The hidden home is the workspace's private home.** In the host posture the home
+//!   directory is hidden (the plan's `home_access`): with a private home
+//!   (`Plan::private_home`), cordon's directory is bound writable at the home's path first, and
+//!   every tree shown below the home is bound into it; without one, the home is a private
+//!   tmpfs that `--remount-ro HOME` makes read-only after every mount (not recursive: the
+//!   workspace bound below it stays writable, the vetted trees stay read-only binds).
 //! - **The minimal posture seals its root.** After every mount, `--remount-ro /` makes bubblewrap's
 //!   root tmpfs read-only, so a write outside the writable set and the private directories fails
 //!   there as it does on the host posture's read-only root. It comes after everything because
@@ -83,6 +85,10 @@ pub(crate) enum Mount<'a> {
     HostRoot,
     /// `--tmpfs P`: a private, empty directory.
     Private(&'a Path),
+    /// `--bind SOURCE HOME`: the workspace's private home (cordon's directory) at the home's
+    /// path, writable; what is bound below the home is bound into it, so every mount point
+    /// bubblewrap creates there is made in cordon's directory.
+    PrivateHome { source: &'a Path, dest: &'a Path },
     /// `--dev /dev`.
     Dev,
     /// `--perms 1777 --tmpfs /dev/shm`: a sized private `/dev/shm` (bubblewrap's own is a
@@ -129,7 +135,7 @@ impl<'a> Mount<'a> {
             | Mount::Protected(p)
             | Mount::MaskDir(p)
             | Mount::MaskFile(p) => p,
-            Mount::ReadOnly { dest, .. } => dest,
+            Mount::ReadOnly { dest, .. } | Mount::PrivateHome { dest, .. } => dest,
             Mount::Symlink { link, .. } => link,
             Mount::Brokered { dest, .. } | Mount::BrokeredDir { dest, .. } => dest,
         }
@@ -139,6 +145,7 @@ impl<'a> Mount<'a> {
         match self {
             Mount::HostRoot
             | Mount::Private(_)
+            | Mount::PrivateHome { .. }
             | Mount::Dev
             | Mount::SharedMemory
             | Mount::Proc => Rank::Fresh,
@@ -170,7 +177,9 @@ impl<'a> Mount<'a> {
             Mount::Writable(_) => step("--bind", &[dest, dest]),
             Mount::Protected(_) => step("--ro-bind", &[dest, dest]),
             Mount::Brokered { pointer, .. } => step("--ro-bind", &[pointer.as_os_str(), dest]),
-            Mount::BrokeredDir { source, .. } => step("--bind", &[source.as_os_str(), dest]),
+            Mount::BrokeredDir { source, .. } | Mount::PrivateHome { source, .. } => {
+                step("--bind", &[source.as_os_str(), dest])
+            }
             Mount::MaskDir(_) => [
                 step("--perms", &[OsStr::new("0000")]),
                 step("--tmpfs", &[dest]),
@@ -304,14 +313,16 @@ pub(crate) fn ordered<'a>(
     Ok(steps)
 }
 
-/// The host posture's hidden home: a private tmpfs made read-only once every mount point below
-/// it exists (`--remount-ro` is not recursive, so the workspace and the vetted trees bound into
-/// it keep their own modes). Read-only like the host's home was, so a write there fails as it
-/// does under the Landlock backend and Seatbelt, instead of vanishing at the end of the run.
+/// The host posture's hidden home without a private home (no cache base, or one cordon could
+/// not make): a private tmpfs made read-only once every mount point below it exists
+/// (`--remount-ro` is not recursive, so the workspace and the vetted trees bound into it keep
+/// their own modes), so a write there fails instead of vanishing at the end of the run. With a
+/// private home nothing is sealed: the home is the workspace's own, and persists.
 fn sealed_home(plan: &Plan) -> Option<&Path> {
     (plan.posture == Posture::Host
         && plan.home_access == cordon_policy::HomeMode::Hidden
-        && plan.private_dirs.contains(&plan.home))
+        && plan.private_dirs.contains(&plan.home)
+        && plan.private_home().is_none())
     .then_some(plan.home.as_path())
 }
 
@@ -320,16 +331,34 @@ fn plan_mounts(plan: &Plan) -> Vec<Mount<'_>> {
     if plan.posture == Posture::Host {
         mounts.push(Mount::HostRoot);
     }
-    mounts.extend(plan.private_dirs.iter().map(|p| Mount::Private(p)));
+    // The private home replaces the home's tmpfs, and is bound at the home's path only (its own
+    // path lies below the home: a second view of it there would only add mount points).
+    let private_home = plan.private_home();
+    mounts.extend(plan.private_dirs.iter().map(|p| match private_home {
+        Some(source) if *p == plan.home => Mount::PrivateHome { source, dest: p },
+        _ => Mount::Private(p),
+    }));
     mounts.extend(plan.read_only.iter().map(|b| Mount::ReadOnly {
         source: &b.source,
         dest: &b.dest,
     }));
-    mounts.extend(plan.symlinks.iter().map(|s| Mount::Symlink {
-        target: &s.target,
-        link: &s.link,
-    }));
-    mounts.extend(plan.writable.iter().map(|p| Mount::Writable(p)));
+    // Below a private home the launcher makes the links in it before the jail starts: the home
+    // persists, and bubblewrap 0.8 refuses `--symlink` where a link already is.
+    mounts.extend(
+        plan.symlinks
+            .iter()
+            .filter(|s| private_home.is_none() || !s.link.starts_with(&plan.home))
+            .map(|s| Mount::Symlink {
+                target: &s.target,
+                link: &s.link,
+            }),
+    );
+    mounts.extend(
+        plan.writable
+            .iter()
+            .filter(|p| Some(p.as_path()) != private_home)
+            .map(|p| Mount::Writable(p)),
+    );
     mounts.extend(plan.protected.iter().map(|p| Mount::Protected(&p.path)));
     mounts.extend(plan.masks.iter().map(|m| match m.kind {
         EntryKind::Dir => Mount::MaskDir(&m.target),

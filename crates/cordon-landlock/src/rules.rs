@@ -218,7 +218,15 @@ impl Rules {
         for tree in &read_only {
             g.grant(tree, Access::READ, MASK_ANCESTOR, &masks)?;
         }
-        let writable: Vec<&PathBuf> = plan.writable.iter().chain(&options.temp_dirs).collect();
+        // Inside bubblewrap the private home is bound at the home's path only (a private
+        // directory, granted below), not at its own.
+        let private_home = plan.private_home().filter(|_| inside);
+        let writable: Vec<&PathBuf> = plan
+            .writable
+            .iter()
+            .filter(|r| Some(r.as_path()) != private_home)
+            .chain(&options.temp_dirs)
+            .collect();
         for root in &writable {
             g.grant(root, Access::READ, MASK_ANCESTOR, &masks)?;
             g.grant(root, Access::WRITE, PROTECTED_ANCESTOR, &unwritable)?;

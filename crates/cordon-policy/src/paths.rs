@@ -174,6 +174,17 @@ pub(crate) fn serialize_path<S: Serializer>(path: &Path, serializer: S) -> Resul
     serializer.collect_str(&DisplayPath(path.to_path_buf()))
 }
 
+/// Serializes an optional path through [`DisplayPath`]; for `#[serde(serialize_with)]`.
+pub(crate) fn serialize_opt_path<S: Serializer>(
+    path: &Option<PathBuf>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    match path {
+        Some(p) => serializer.collect_str(&DisplayPath(p.clone())),
+        None => serializer.serialize_none(),
+    }
+}
+
 /// Serializes a list of paths through [`DisplayPath`]; for `#[serde(serialize_with)]`.
 pub(crate) fn serialize_paths<S: Serializer>(
     paths: &[PathBuf],

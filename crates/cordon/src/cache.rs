@@ -47,7 +47,7 @@ pub fn run(args: &CacheArgs, out: &mut dyn Write) -> Result<(), CliError> {
                 return Ok(());
             }
             match &base {
-                Some(b) => writeln!(out, "toolchain caches: {}", b.display())?,
+                Some(b) => writeln!(out, "toolchain caches and private homes: {}", b.display())?,
                 None => writeln!(out, "toolchain caches: none (HOME is not absolute)")?,
             }
             for e in &list {
@@ -58,10 +58,11 @@ pub fn run(args: &CacheArgs, out: &mut dyn Write) -> Result<(), CliError> {
                 };
                 writeln!(
                     out,
-                    "{mark} {:>14} bytes  {}  {}",
+                    "{mark} {:>14} bytes  {}  {}  (private home {} bytes)",
                     e.bytes,
                     e.key,
-                    e.workspace.as_deref().unwrap_or("(workspace unknown)")
+                    e.workspace.as_deref().unwrap_or("(workspace unknown)"),
+                    e.home_bytes
                 )?;
             }
             writeln!(
@@ -82,7 +83,13 @@ pub fn run(args: &CacheArgs, out: &mut dyn Write) -> Result<(), CliError> {
             };
             for key in &keys {
                 clear(&base, key)?;
-                writeln!(out, "cleared {}", base.join(key).display())?;
+                writeln!(
+                    out,
+                    "cleared {} and its private home {}",
+                    base.join(key).display(),
+                    base.join(format!("{key}{}", CacheLayout::HOME_SUFFIX))
+                        .display()
+                )?;
             }
         }
     }

@@ -37,7 +37,40 @@ struct Report<'a> {
     /// Names only: explicit values may be secrets.
     env_set: Vec<Sourced>,
     policy_hash: String,
+    /// The workspace's private home (the jail's writable home), when the plan hides the real
+    /// home: where it is, and whether a run has made it yet.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    private_home: Option<PrivateHomeRow>,
     plan: &'a Plan,
+}
+
+/// `private_home` of `cordon policy show --json`.
+#[derive(Debug, Serialize)]
+struct PrivateHomeRow {
+    path: String,
+    exists: bool,
+}
+
+/// The workspace's private home: the plan's when it exists, else where the first run makes it
+/// (the host posture with the home hidden and a cache base).
+fn private_home(plan: &Plan, cache_base: Option<&std::path::Path>) -> Option<PrivateHomeRow> {
+    if let Some(p) = plan.private_home() {
+        return Some(PrivateHomeRow {
+            path: DisplayPath(p.to_path_buf()).to_string(),
+            exists: true,
+        });
+    }
+    let hidden = plan.posture == cordon_policy::Posture::Host
+        && plan.home_access == cordon_policy::HomeMode::Hidden
+        && plan.private_dirs.contains(&plan.home);
+    let base = cache_base.filter(|_| hidden && plan.caches.is_none())?;
+    let base = std::fs::canonicalize(base).unwrap_or_else(|_| base.to_path_buf());
+    let key = cordon_policy::CacheLayout::workspace_key(&plan.workspace);
+    Some(PrivateHomeRow {
+        path: DisplayPath(base.join(format!("{key}{}", cordon_policy::CacheLayout::HOME_SUFFIX)))
+            .to_string(),
+        exists: false,
+    })
 }
 
 /// Runs `cordon policy show`.
@@ -49,7 +82,8 @@ pub fn run(args: &ShowArgs, out: &mut dyn Write) -> Result<(), CliError> {
     };
     let effective = ctx.effective(&overrides)?;
     let plan = ctx.plan(&effective.policy)?;
-    let report = report(&effective.policy, &effective.provenance, &plan);
+    let mut report = report(&effective.policy, &effective.provenance, &plan);
+    report.private_home = private_home(&plan, ctx.cache_base.as_deref());
     if args.json {
         serde_json::to_writer_pretty(&mut *out, &report)?;
         writeln!(out)?;
@@ -135,6 +169,7 @@ fn report<'a>(
             .map(|n| sourced(n.clone(), &format!("env.set:{n}")))
             .collect(),
         policy_hash: policy.hash().to_string(),
+        private_home: None,
         plan,
     }
 }
@@ -189,6 +224,17 @@ fn print_text(r: &Report<'_>, out: &mut dyn Write) -> Result<(), CliError> {
     writeln!(out, "on this host")?;
     writeln!(out, "  cwd {}", DisplayPath(plan.cwd.clone()))?;
     match plan.home_access {
+        _ if let Some(private) = &r.private_home => writeln!(
+            out,
+            "  home      {} hidden: the workspace's private home {}{} (writable, kept between runs) but for the trees below",
+            DisplayPath(plan.home.clone()),
+            private.path,
+            if private.exists {
+                ""
+            } else {
+                ", made by the first run"
+            }
+        )?,
         cordon_policy::HomeMode::Hidden if plan.private_dirs.contains(&plan.home) => writeln!(
             out,
             "  home      {} hidden: a private, empty directory but for the trees below",

@@ -223,6 +223,15 @@ pub fn explain(args: &ExplainArgs, out: &mut dyn Write) -> Result<(), CliError> 
     // The pipeline's features, every variable of the jail with who set it and why, and what a
     // run of this plan would refuse before making anything.
     writeln!(out, "# features: {}", shown.features.join(", "))?;
+    if let Some(home) = plan.private_home() {
+        out.write_all(b"# private home: ")?;
+        out.write_all(home.as_os_str().as_encoded_bytes())?;
+        writeln!(
+            out,
+            " (the workspace's, writable, at {})",
+            plan.home.display()
+        )?;
+    }
     for row in &shown.env {
         out.write_all(b"# env ")?;
         out.write_all(row.name.as_encoded_bytes())?;

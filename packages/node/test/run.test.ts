@@ -34,12 +34,18 @@ test("a command writes its workspace and the result reports the jail", async () 
 
 test("credentials stay hidden and writes outside the workspace are denied", async () => {
   const { home, workspace } = fixture();
-  const result = await run(["sh", "-c", "cat ~/.ssh/id_ed25519; echo x > ~/planted; echo done"], { cwd: workspace });
+  // A write to the home lands in the workspace's private home, never the real one; a write
+  // outside the writable set is denied.
+  const result = await run(
+    ["sh", "-c", "cat ~/.ssh/id_ed25519; echo x > ~/planted; echo x > /usr/cordon-test-planted; echo done"],
+    { cwd: workspace },
+  );
   assert.ok(!(result.stdout + result.stderr).includes(SENTINEL));
   assert.equal(result.stdout, "done\n");
   assert.ok(!existsSync(join(home, "planted")));
+  assert.ok(!existsSync("/usr/cordon-test-planted"));
   const denied = result.violations.filter((v) => v.kind === "write-denied");
-  assert.equal(denied[0]?.path, join(home, "planted"), JSON.stringify(result.violations));
+  assert.equal(denied[0]?.path, "/usr/cordon-test-planted", JSON.stringify(result.violations));
 });
 
 test("a failing command resolves, a timeout kills, output past the cap is truncated", async () => {

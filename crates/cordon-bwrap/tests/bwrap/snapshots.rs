@@ -116,3 +116,51 @@ fn a_writable_parent_of_the_workspace() {
         }
     );
 }
+
+/// A plan with the workspace's private cache and home, as the launcher makes them.
+fn plan_with_private_home(host: FakeHost, home: cordon_policy::HomeMode) -> cordon_policy::Plan {
+    let base = "/home/u/.cache/cordon/tools";
+    let key = cordon_policy::CacheLayout::workspace_key(Path::new("/home/u/proj"));
+    let host = host
+        .dir(&format!("{base}/{key}"))
+        .dir(&format!("{base}/{key}.home"));
+    let mut b = PolicyBuilder::new(Profile::Shell);
+    b.set_home(home, Source::Caller);
+    cordon_policy::Plan::resolve(
+        &b.build(),
+        &cordon_policy::Invocation::at("/home/u/proj").with_caches(base),
+        &host,
+    )
+    .unwrap()
+}
+
+#[test]
+fn the_private_home_is_bound_writable_at_the_home_and_never_sealed() {
+    let plan = plan_with_private_home(
+        FakeHost::typical().dir("/home/u/.rustup"),
+        cordon_policy::HomeMode::Hidden,
+    );
+    let source = plan.private_home().expect("a private home").to_path_buf();
+    let args = build_plan(&plan, Some(Path::new(STAGE)), &argv(&["/bin/true"]));
+    let rendered = args.render();
+    let bind = format!("--bind {} /home/u", source.display());
+    let home_line = common::line_of(&args, &bind);
+    // Every tree shown below the home is bound after (into) the private home.
+    assert!(home_line < common::line_of(&args, "--ro-bind /home/u/.rustup /home/u/.rustup"));
+    assert!(home_line < common::line_of(&args, "--bind /home/u/proj /home/u/proj"));
+    assert!(!rendered.contains("--tmpfs /home/u\n"), "{rendered}");
+    assert!(!rendered.contains("--remount-ro /home/u"), "{rendered}");
+    // Bound at the home's path only, not at its own (which lies below the home).
+    let own = format!("--bind {0} {0}", source.display());
+    assert!(!rendered.lines().any(|l| l == own), "{rendered}");
+    insta::assert_yaml_snapshot!("shell-host-private-home", snapshot(&plan, Some(STAGE)));
+}
+
+#[test]
+fn a_visible_home_gets_no_private_home() {
+    let plan = plan_with_private_home(FakeHost::typical(), cordon_policy::HomeMode::Visible);
+    assert_eq!(plan.private_home(), None);
+    assert!(plan.caches.as_ref().is_some_and(|c| c.home.is_none()));
+    let rendered = build_plan(&plan, None, &argv(&["/bin/true"])).render();
+    assert!(!rendered.contains(".home /home/u"), "{rendered}");
+}

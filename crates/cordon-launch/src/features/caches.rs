@@ -125,7 +125,11 @@ fn subdir(dir: &OwnedFd, name: &OsStr, shown: &Path) -> Result<Option<OwnedFd>, 
 
 /// The directory `rel` below `root`, made component by component; `None` when a component is
 /// not a directory (left as the jail made it).
-fn walk_down(root: &OwnedFd, rel: &Path, shown: &Path) -> Result<Option<OwnedFd>, CacheError> {
+pub(crate) fn walk_down(
+    root: &OwnedFd,
+    rel: &Path,
+    shown: &Path,
+) -> Result<Option<OwnedFd>, CacheError> {
     let mut fd = rustix::io::dup(root).map_err(errno(shown))?;
     for c in rel.components() {
         let Component::Normal(name) = c else {
@@ -165,6 +169,14 @@ pub fn prepare(
     };
     make_layout(&base_fd, &layout)?;
     let key = CacheLayout::workspace_key(&workspace);
+    // The private home, beside the cache root in the base (which no jail writes): made here
+    // (0700, never through a link), bound or named by the backend when the plan hides the home.
+    if subdir(&base_fd, home_name(&key).as_ref(), &layout.home)?.is_none() {
+        return Err(CacheError::NotOurs {
+            path: layout.home.clone(),
+            what: "not a directory (or a link)",
+        });
+    }
     let stamp = base.join(format!("{key}{USED_SUFFIX}"));
     std::fs::write(&stamp, workspace.as_os_str().as_encoded_bytes()).map_err(io(&stamp))?;
     bound(&base, &key, CacheLayout::DEFAULT_MAX_BYTES, false)
@@ -221,6 +233,11 @@ fn make_layout(base_fd: &OwnedFd, layout: &CacheLayout) -> Result<(), CacheError
     Ok(())
 }
 
+/// The name of the private home of the workspace cache `key`, beside it in the base.
+fn home_name(key: &str) -> String {
+    format!("{key}{}", CacheLayout::HOME_SUFFIX)
+}
+
 /// Bytes used below `path` (allocated blocks), without following any link.
 fn size_of(path: &Path) -> u64 {
     let mut total = 0u64;
@@ -246,8 +263,10 @@ pub struct CacheEntry {
     pub key: String,
     /// The workspace it belongs to, when its stamp says.
     pub workspace: Option<String>,
-    /// Bytes used.
+    /// Bytes used: the toolchain caches and the private home together.
     pub bytes: u64,
+    /// Of which the private home (`<key>.home`).
+    pub home_bytes: u64,
     /// Seconds since the Unix epoch of the last launch, when known.
     pub last_used: Option<u64>,
 }
@@ -263,7 +282,10 @@ pub fn entries(base: &Path) -> Vec<CacheEntry> {
             continue;
         };
         let name = entry.file_name();
-        let Some(key) = name.to_str().filter(|_| kind.is_dir()) else {
+        let Some(key) = name
+            .to_str()
+            .filter(|n| kind.is_dir() && !n.ends_with(CacheLayout::HOME_SUFFIX))
+        else {
             continue;
         };
         let stamp = base.join(format!("{key}{USED_SUFFIX}"));
@@ -275,10 +297,12 @@ pub fn entries(base: &Path) -> Vec<CacheEntry> {
         let workspace = std::fs::read(&stamp)
             .ok()
             .map(|b| String::from_utf8_lossy(&b).into_owned());
+        let home_bytes = size_of(&base.join(home_name(key)));
         out.push(CacheEntry {
             key: key.to_owned(),
             workspace,
-            bytes: size_of(&entry.path()),
+            bytes: size_of(&entry.path()).saturating_add(home_bytes),
+            home_bytes,
             last_used,
         });
     }
@@ -286,13 +310,15 @@ pub fn entries(base: &Path) -> Vec<CacheEntry> {
     out
 }
 
-/// Removes the cache `key` below `base` and its use stamp (nothing when it does not exist).
+/// Removes the cache `key` below `base`, its private home and its use stamp (nothing when they
+/// do not exist).
 pub fn clear(base: &Path, key: &str) -> Result<(), CacheError> {
-    let dir = base.join(key);
-    match std::fs::remove_dir_all(&dir) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(io(&dir)(e)),
+    for dir in [base.join(key), base.join(home_name(key))] {
+        match std::fs::remove_dir_all(&dir) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(io(&dir)(e)),
+        }
     }
     let _ = std::fs::remove_file(base.join(format!("{key}{USED_SUFFIX}")));
     Ok(())
@@ -324,7 +350,7 @@ fn bound(base: &Path, current: &str, max: u64, force: bool) -> Result<Vec<String
         clear(base, &e.key)?;
         total = total.saturating_sub(e.bytes);
         warnings.push(format!(
-            "toolchain caches over {max} bytes: removed the cache of {} ({} bytes)",
+            "toolchain caches and private homes over {max} bytes: removed the cache and home of {} ({} bytes)",
             e.workspace.as_deref().unwrap_or(&e.key),
             e.bytes
         ));
@@ -350,6 +376,7 @@ mod tests {
         // A jail replaced `m2` with a link to a host directory.
         std::os::unix::fs::symlink(&outside, root.join("m2")).unwrap();
         let layout = CacheLayout {
+            home: base.join("ws-0011223344556677.home"),
             root: root.clone(),
             vars: Default::default(),
             dirs: vec![root.join("m2/repository"), root.join("go-build")],
@@ -387,6 +414,26 @@ mod tests {
         let warnings = bound(&base, "cur", 0, true).unwrap();
         assert_eq!(warnings.len(), 2);
         assert!(!base.join("cur").exists());
+    }
+
+    #[test]
+    fn the_private_home_is_counted_with_its_cache_listed_once_and_cleared_with_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (base, fd) = open_base(&tmp.path().join("tools")).unwrap();
+        std::fs::create_dir(base.join("ws")).unwrap();
+        assert!(
+            subdir(&fd, home_name("ws").as_ref(), &base)
+                .unwrap()
+                .is_some()
+        );
+        std::fs::create_dir_all(base.join("ws.home/.cache/x")).unwrap();
+        std::fs::write(base.join("ws.home/.cache/x/y"), vec![3u8; 128 * 1024]).unwrap();
+        let list = entries(&base);
+        assert_eq!(list.len(), 1, "{list:?}");
+        assert!(list[0].home_bytes >= 128 * 1024, "{list:?}");
+        assert!(list[0].bytes >= list[0].home_bytes);
+        clear(&base, "ws").unwrap();
+        assert!(!base.join("ws").exists() && !base.join("ws.home").exists());
     }
 
     #[test]

@@ -28,6 +28,9 @@ pub enum EnvSource {
     Proxy,
     /// What the plan sets itself: with the home hidden, git reads no global configuration.
     Jail,
+    /// The workspace's private home, named by `HOME` where the backend has no mount namespace
+    /// (and rustup's toolchains, which it would look for there).
+    PrivateHome,
 }
 
 impl EnvSource {
@@ -39,6 +42,9 @@ impl EnvSource {
             EnvSource::Explicit => "explicit grant from the caller; acts only inside the jail",
             EnvSource::Proxy => "network proxy: tools are pointed at cordon's proxy",
             EnvSource::Jail => "hidden home: git reads no global configuration",
+            EnvSource::PrivateHome => {
+                "the workspace's private home (the backend has no mount namespace to put it at the home's path)"
+            }
         }
     }
 }
@@ -92,6 +98,11 @@ impl JailEnv {
     pub(crate) fn set(&mut self, name: &str, value: &str, source: EnvSource) {
         self.child.vars.insert(name.into(), value.into());
         self.sources.insert(name.into(), source);
+    }
+
+    /// Whether `name` is set.
+    pub(crate) fn contains(&self, name: &str) -> bool {
+        self.child.vars.contains_key(std::ffi::OsStr::new(name))
     }
 
     /// The exact variables the backend gets.

@@ -46,6 +46,7 @@ pub(crate) mod autorun;
 pub(crate) mod caches;
 pub(crate) mod env;
 pub(crate) mod git;
+pub(crate) mod home;
 #[cfg(linux_backends)]
 pub(crate) mod layer;
 #[cfg(linux_backends)]
@@ -237,6 +238,7 @@ pub(crate) fn for_run(run: &Run<'_>) -> (Vec<Box<dyn Feature>>, Vec<String>) {
         objects::plan,
         autorun::plan,
         git::plan,
+        home::plan,
         second_wall::plan,
         limits::plan,
     ];

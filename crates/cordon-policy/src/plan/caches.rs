@@ -34,7 +34,7 @@ use super::Invocation;
 use super::host::{EntryKind, HostFacts};
 use super::parts::{CachePlan, CredentialMask};
 use super::roots::check_own_root;
-use crate::model::modes::{Network, Posture};
+use crate::model::modes::{HomeMode, Network, Posture};
 use crate::model::policy::Policy;
 use crate::paths::{is_within, serialize_path};
 
@@ -174,15 +174,24 @@ pub struct CacheLayout {
     pub dirs: Vec<PathBuf>,
     /// The links created below `root` when missing.
     pub links: Vec<CacheLink>,
+    /// The workspace's private home: `<base>/<key>.home`, beside the cache root, not in it (the
+    /// jail writes the cache root, so it could replace a directory there with a link; it
+    /// cannot touch the base). Bound writable at the home's path under bubblewrap, named by
+    /// `HOME` where the backend has no mount namespace (docs/home.md).
+    #[serde(serialize_with = "serialize_path")]
+    pub home: PathBuf,
 }
 
 impl CacheLayout {
     /// The directory below cordon's cache directory that holds every workspace's toolchain cache.
     pub const TOOLS_DIR: &'static str = "tools";
 
-    /// The default bound on the size of all toolchain caches together, in bytes (10 GiB).
-    /// Checked at launch; the least recently used workspaces' caches are removed first
-    /// (docs/caches.md).
+    /// The suffix of a workspace's private home beside its cache root (`<key>.home`).
+    pub const HOME_SUFFIX: &'static str = ".home";
+
+    /// The default bound on the size of all toolchain caches and private homes together, in
+    /// bytes (10 GiB). Checked at launch; the least recently used workspaces' caches and homes
+    /// are removed first (docs/caches.md).
     pub const DEFAULT_MAX_BYTES: u64 = 10 * 1024 * 1024 * 1024;
 
     /// The name of a workspace's cache below the base: the workspace's last component (for the
@@ -224,7 +233,9 @@ impl CacheLayout {
         network: Network,
         host: &dyn HostFacts,
     ) -> Option<CacheLayout> {
-        let root = base.join(Self::workspace_key(workspace));
+        let key = Self::workspace_key(workspace);
+        let root = base.join(&key);
+        let private_home = base.join(format!("{key}{}", Self::HOME_SUFFIX));
         let text = |p: &Path| p.to_str().map(str::to_owned);
         let mut vars = BTreeMap::new();
         let mut dirs = Vec::new();
@@ -298,6 +309,7 @@ impl CacheLayout {
             vars,
             dirs,
             links,
+            home: private_home,
         })
     }
 }
@@ -306,6 +318,8 @@ impl CacheLayout {
 /// for untrusted documents and servers, which get no state that outlives a run), when its root
 /// exists as a directory (not a link), and only when it is a root the path rules accept and lies
 /// neither inside the workspace nor around it. Otherwise none, and tools see a read-only home.
+/// With it, the workspace's private home when the real home is hidden (`home_in_root`: the
+/// caller granted a root holding the home, which then stays as it is).
 pub(super) fn resolve_caches(
     policy: &Policy,
     invocation: &Invocation,
@@ -313,6 +327,7 @@ pub(super) fn resolve_caches(
     home: &Path,
     workspace: &Path,
     masks: &[CredentialMask],
+    home_in_root: bool,
 ) -> Option<CachePlan> {
     if policy.posture() != Posture::Host {
         return None;
@@ -327,9 +342,17 @@ pub(super) fn resolve_caches(
     if root != wanted.root || is_within(&root, workspace) || is_within(workspace, &root) {
         return None;
     }
+    // The private home: a directory (not a link) the path rules accept, outside the workspace
+    // and not around it, when the plan hides the real home.
+    let home_root = (policy.home() == HomeMode::Hidden && !home_in_root)
+        .then_some(&wanted.home)
+        .filter(|h| host.kind(h) == Some(EntryKind::Dir))
+        .and_then(|h| check_own_root(host, h, home, workspace, masks).ok())
+        .filter(|h| *h == wanted.home && !is_within(h, workspace) && !is_within(workspace, h));
     Some(CachePlan {
         root,
         layout: wanted,
+        home: home_root,
     })
 }
 

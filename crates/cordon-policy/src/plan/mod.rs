@@ -5,7 +5,8 @@
 //! [`Plan::resolve`] is here; each of its steps is a module of its own: the writable roots and
 //! their checks (`roots`), the credential masks and the stores the environment moved (`masks`),
 //! the protected paths and cordon's own directories (`protected`), the posture's base (`base`),
-//! what the jail sees of a hidden home (`home_trees`, from the lists of `home`), and the private
+//! what the jail sees of a hidden home (`home_trees`, from the lists of `home` and what `PATH`
+//! shows, `shown`), and the private
 //! toolchain cache (`caches`). The plan's parts are in `parts`; the host is asked through
 //! `host`, git's structure read by `gitdirs`, and [`Plan::guard`] (`guard`) closes what
 //! read-only binds leave open.
@@ -35,6 +36,7 @@ mod masks;
 pub(crate) mod parts;
 mod protected;
 mod roots;
+mod shown;
 
 use host::HostFacts;
 use parts::{
@@ -224,9 +226,20 @@ impl Plan {
 
         let (roots, worktrees) = roots::granted_roots(policy, host, &home, &workspace, &masks)?;
         let moved = masks::clear_of_roots(moved, &mut relocated, &roots);
-        let caches = caches::resolve_caches(policy, invocation, host, &home, &workspace, &masks);
+        // A home inside a writable root is the caller's to write: it stays as it is.
+        let home_in_root = roots.iter().any(|r| is_within(&home, r));
+        let caches = caches::resolve_caches(
+            policy,
+            invocation,
+            host,
+            &home,
+            &workspace,
+            &masks,
+            home_in_root,
+        );
         let mut granted = roots.clone();
         granted.extend(caches.as_ref().map(|c| c.root.clone()));
+        granted.extend(caches.as_ref().and_then(|c| c.home.clone()));
         granted.sort();
         granted.dedup();
         let writable = roots::minimal_cover(granted.clone());
@@ -270,6 +283,7 @@ impl Plan {
         skipped.dedup();
 
         masks.extend(moved.into_iter().map(|(_, m)| m));
+        masks.extend(shown::stored_masks(&home, &granted, host));
         masks.sort();
         masks.dedup_by(|a, b| a.target == b.target);
 
@@ -304,11 +318,22 @@ impl Plan {
             plan.env.owned = c.layout.vars.clone();
         }
         plan.add_base(host);
+        // Every other workspace's cache and private home is hidden: the base that holds them is
+        // a private directory (its own cache and home are bound into it), so no jail reads what
+        // another workspace's jail left in its home (histories, a tool's login).
+        if let Some(base) = plan.caches.as_ref().and_then(|c| c.root.parent())
+            && !is_within(&plan.workspace, base)
+            && !is_within(&plan.cwd, base)
+        {
+            plan.private_dirs.push(base.to_path_buf());
+        }
         plan.add_read_grants(policy, host)?;
-        // A home inside a writable root is the caller's to write: it stays as it is.
-        let home_in_root = plan.writable.iter().any(|r| is_within(&plan.home, r));
         if plan.posture == Posture::Host && plan.home_access == HomeMode::Hidden && !home_in_root {
             plan.hide_home(host, invocation, &mut relocated);
+        } else if plan.posture == Posture::Host
+            && let Some(path) = invocation.env.get("PATH")
+        {
+            plan.mask_path_prefixes(host, path);
         }
         relocated.sort();
         plan.relocated = relocated;
@@ -328,6 +353,21 @@ impl Plan {
             vec![("GIT_CONFIG_GLOBAL", "/dev/null")]
         } else {
             Vec::new()
+        }
+    }
+
+    /// The workspace's private home on the host, when the jail's home is one: the host posture
+    /// hides the real home and the workspace has a private home (`caches.home`). bubblewrap
+    /// binds it writable at [`Plan::home`]; a backend without a mount namespace names it in
+    /// `HOME`. `None`: the home is as the posture makes it without one (read-only or visible).
+    pub fn private_home(&self) -> Option<&Path> {
+        if self.posture == Posture::Host
+            && self.home_access == HomeMode::Hidden
+            && self.private_dirs.contains(&self.home)
+        {
+            self.caches.as_ref().and_then(|c| c.home.as_deref())
+        } else {
+            None
         }
     }
 

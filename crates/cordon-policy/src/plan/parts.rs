@@ -122,6 +122,13 @@ pub struct CachePlan {
     pub root: PathBuf,
     /// What cordon creates in it and sets.
     pub layout: CacheLayout,
+    /// The workspace's private home (canonical, `layout.home`), also in `writable`, when the
+    /// plan hides the real home and the directory exists: the jail's home, writable.
+    #[serde(
+        serialize_with = "crate::paths::serialize_opt_path",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub home: Option<PathBuf>,
 }
 
 /// What a resolving step gives: what it kept and what it left out.

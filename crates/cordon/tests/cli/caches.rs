@@ -1,6 +1,8 @@
-//! cordon's private toolchain caches end to end: a cache written in one run is there in the
-//! next, the host's own caches and cordon's own state are never written, `cordon cache clear`
-//! empties it, and `cordon audit` fails a writable root inside the home directory's caches.
+//! cordon's private toolchain caches and private homes end to end: a cache written in one run
+//! is there in the next, the host's own caches and cordon's own state are never written, `cordon
+//! cache clear` empties it, and `cordon audit` fails a writable root inside the home directory's
+//! caches; a tool writes its home (`~/.cache/x`, `~/.config/x`) and finds it in the next run of
+//! the same workspace only, never in the real home.
 //! These tests fail (never skip) when bubblewrap is missing.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests fail by panicking
@@ -102,7 +104,9 @@ fn the_hosts_caches_and_cordons_state_are_never_written() {
     let key = std::fs::read_dir(h.base())
         .unwrap()
         .flatten()
-        .find(|e| e.file_type().unwrap().is_dir())
+        .find(|e| {
+            e.file_type().unwrap().is_dir() && !e.file_name().to_string_lossy().ends_with(".home")
+        })
         .unwrap()
         .file_name();
     let key = key.to_str().unwrap().to_owned();
@@ -286,4 +290,161 @@ fn a_harness_planning_through_the_library_gets_the_clis_caches_and_jail() {
         "{listed}"
     );
     assert!(listed.contains("# features: "), "{listed}");
+}
+
+/// `script` run in `dir` (a workspace below the test's home) with `extra` options.
+fn sh_in(h: &Home, dir: &Path, extra: &[&str], script: &str) -> Output {
+    let mut args = vec!["run"];
+    args.extend_from_slice(extra);
+    args.extend_from_slice(&["--", "sh", "-c", script]);
+    Command::new(common::cordon())
+        .args(&args)
+        .current_dir(dir)
+        .env_clear()
+        .env("HOME", h.home.path())
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+const WRITE_HOME: &str = "mkdir -p ~/.cache/x ~/.config/x && echo y > ~/.cache/x/y \
+    && echo z > ~/.config/x/z && echo \"$HOME\"";
+const READ_HOME: &str = "cat ~/.cache/x/y ~/.config/x/z 2>/dev/null || echo absent";
+
+#[test]
+fn a_tool_writes_its_home_and_finds_it_next_run_in_this_workspace_only() {
+    let h = Home::new();
+    let home = h.home();
+    let out = h.sh(&[], WRITE_HOME);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    // bubblewrap: the private home is at the home's own path.
+    assert_eq!(Path::new(text(&out.stdout).trim()), home);
+    // Never in the real home.
+    assert!(!home.join(".cache/x").exists() && !home.join(".config/x").exists());
+    let key = key_of(&h.work);
+    let private = h.base().join(format!("{key}.home"));
+    assert_eq!(
+        std::fs::read_to_string(private.join(".config/x/z")).unwrap(),
+        "z\n"
+    );
+    // The next run of the same workspace finds it.
+    let out = h.sh(&[], READ_HOME);
+    assert_eq!(text(&out.stdout), "y\nz\n", "{}", text(&out.stderr));
+    // Another workspace's jail does not.
+    let other = h.home.path().join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    let out = sh_in(&h, &other, &[], READ_HOME);
+    assert_eq!(text(&out.stdout), "absent\n", "{}", text(&out.stderr));
+    // `cordon cache show` counts it, `cordon cache clear` removes it.
+    let show = h.run(&["cache", "show", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&show.stdout).unwrap();
+    let mine = v["caches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["key"] == key.as_str())
+        .unwrap()
+        .clone();
+    assert!(mine["home_bytes"].as_u64().unwrap() > 0, "{v}");
+    let clear = h.run(&["cache", "clear"]);
+    assert_eq!(clear.status.code(), Some(0), "{}", text(&clear.stderr));
+    assert!(!private.exists());
+    let out = h.sh(&[], READ_HOME);
+    assert_eq!(text(&out.stdout), "absent\n", "{}", text(&out.stderr));
+}
+
+#[test]
+fn the_landlock_backend_names_the_private_home_in_home() {
+    let h = Home::new();
+    let home = h.home();
+    let out = h.sh(&["--backend", "landlock"], WRITE_HOME);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let key = key_of(&h.work);
+    let private = h.base().join(format!("{key}.home"));
+    assert_eq!(Path::new(text(&out.stdout).trim()), private);
+    assert!(!home.join(".cache/x").exists() && !home.join(".config/x").exists());
+    let out = h.sh(&["--backend", "landlock"], READ_HOME);
+    assert_eq!(text(&out.stdout), "y\nz\n", "{}", text(&out.stderr));
+    // Another workspace's private home is neither readable nor writable from this jail.
+    let other = h.home.path().join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    let out = sh_in(
+        &h,
+        &other,
+        &["--backend", "landlock"],
+        &format!(
+            "cat {0}/.cache/x/y 2>/dev/null || echo unreadable; \
+             echo w > {0}/planted 2>/dev/null || echo unwritable",
+            private.display()
+        ),
+    );
+    assert_eq!(
+        text(&out.stdout),
+        "unreadable\nunwritable\n",
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(!private.join("planted").exists());
+}
+
+#[test]
+fn policy_show_and_explain_name_the_private_home() {
+    let h = Home::new();
+    let show = h.run(&["policy", "show", "--json"]);
+    assert_eq!(show.status.code(), Some(0), "{}", text(&show.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&show.stdout).unwrap();
+    let key = key_of(&h.work);
+    let private = h.base().join(format!("{key}.home"));
+    assert_eq!(v["private_home"]["path"], private.to_str().unwrap(), "{v}");
+    assert_eq!(v["private_home"]["exists"], false, "{v}");
+    assert_eq!(h.sh(&[], "true").status.code(), Some(0));
+    let show = h.run(&["policy", "show"]);
+    let shown = text(&show.stdout);
+    assert!(
+        shown.contains(&format!("private home {}", private.display())),
+        "{shown}"
+    );
+    let out = h.run(&["explain", "--", "/bin/true"]);
+    let listed = text(&out.stdout);
+    assert!(
+        listed.contains(&format!("# private home: {}", private.display())),
+        "{listed}"
+    );
+    assert!(
+        listed
+            .lines()
+            .any(|l| l == format!("{}", private.display())),
+        "{listed}"
+    );
+}
+
+/// The workspace key as cordon computes it.
+fn key_of(work: &Path) -> String {
+    cordon_policy::CacheLayout::workspace_key(&std::fs::canonicalize(work).unwrap())
+}
+
+#[test]
+fn a_linked_toolchain_tree_is_reached_in_every_run_of_the_persistent_home() {
+    // `~/.cargo -> cargo-real`: the plan recreates the link below the home; in a private home
+    // that persists, the second run finds it already there (bubblewrap 0.8 would refuse it).
+    let h = Home::new();
+    let real = h.home.path().join("cargo-real/bin");
+    std::fs::create_dir_all(&real).unwrap();
+    std::fs::write(real.join("tool"), "tool\n").unwrap();
+    std::os::unix::fs::symlink("cargo-real", h.home.path().join(".cargo")).unwrap();
+    for run in 0..2 {
+        let out = h.sh(&[], "cat ~/.cargo/bin/tool");
+        assert_eq!(
+            text(&out.stdout),
+            "tool\n",
+            "run {run}: {}",
+            text(&out.stderr)
+        );
+    }
+    // A jail that replaces the link in its home gets it back at the next run.
+    let out = h.sh(&[], "rm ~/.cargo && ln -s /nowhere ~/.cargo; echo swapped");
+    assert_eq!(text(&out.stdout), "swapped\n", "{}", text(&out.stderr));
+    let out = h.sh(&[], "cat ~/.cargo/bin/tool");
+    assert_eq!(text(&out.stdout), "tool\n", "{}", text(&out.stderr));
 }

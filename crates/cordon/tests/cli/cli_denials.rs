@@ -1,12 +1,13 @@
 //! `cordon run`'s denials end to end: each names the path or the operation and the rule it met,
 //! and a `proxy` network reaches only its listed destinations and says so.
 
+use std::path::Path;
+
 use crate::cli_run::{Jail, text};
 
 #[test]
 fn denials_name_the_path_and_the_rule_they_met() {
     let j = Jail::new();
-    let home = std::fs::canonicalize(j.home.path()).unwrap();
     let work = std::fs::canonicalize(&j.work).unwrap();
     let violations = |backend: &str, script: &str| -> Vec<serde_json::Value> {
         let out = j.run(&[
@@ -31,16 +32,17 @@ fn denials_name_the_path_and_the_rule_they_met() {
     };
     let vs = violations(
         "bwrap",
-        "echo x >> .git/config; echo x > ~/planted; cat ~/.ssh/id_test",
+        "echo x >> .git/config; echo x > /usr/cordon-test-planted; cat ~/.ssh/id_test",
     );
     assert!(
         find(&vs, &work.join(".git/config")).starts_with("protected path"),
         "{vs:?}"
     );
     assert!(
-        find(&vs, &home.join("planted")).starts_with("outside the writable set"),
+        find(&vs, Path::new("/usr/cordon-test-planted")).starts_with("outside the writable set"),
         "{vs:?}"
     );
+    assert!(!Path::new("/usr/cordon-test-planted").exists());
     // Under the Landlock backend: the workspace root's own limit, with the way out.
     let vs = violations("landlock", "touch made-at-the-top");
     let rule = find(&vs, &work.join("made-at-the-top"));

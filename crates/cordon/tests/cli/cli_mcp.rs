@@ -101,7 +101,7 @@ fn mcp_serves_a_run_tool_whose_calls_are_jailed() {
 
     let ran = client.call(
         3,
-        json!({"argv": ["sh", "-c", "echo made > made.txt; cat ~/.ssh/id_test; echo x > ~/planted"]}),
+        json!({"argv": ["sh", "-c", "echo made > made.txt; cat ~/.ssh/id_test; echo x > ~/planted; echo x > /usr/cordon-test-planted"]}),
     );
     let run = &ran["structuredContent"];
     assert_eq!(ran["isError"], false, "{ran}");
@@ -113,7 +113,9 @@ fn mcp_serves_a_run_tool_whose_calls_are_jailed() {
         std::fs::read_to_string(work.join("made.txt")).unwrap(),
         "made\n"
     );
+    // A write to the home lands in the workspace's private home, never the real one.
     assert!(!home.path().join("planted").exists());
+    assert!(!Path::new("/usr/cordon-test-planted").exists());
     // The text block is the same object, serialized, as the protocol asks.
     let text = ran["content"][0]["text"].as_str().unwrap();
     assert_eq!(serde_json::from_str::<Value>(text).unwrap(), *run);

@@ -573,7 +573,7 @@ fn the_readme_command_works_with_either_backend() {
         .and_then(|(_, rest)| rest.strip_suffix('\''))
         .expect("a sh -c '...' script");
     for backend in ["bwrap", "landlock"] {
-        // The home must be the host's (read-only in the jail), so not under the private /tmp.
+        // The home must be the host's (hidden in the jail), so not under the private /tmp.
         let home = common::visible_dir("cordon-test-readme-");
         let j = Jail::at(home);
         std::fs::create_dir_all(j.work.join("out")).unwrap();
@@ -581,8 +581,12 @@ fn the_readme_command_works_with_either_backend() {
         let stdout = text(&out.stdout);
         let stderr = text(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{backend}: {stdout} {stderr}");
-        assert_eq!(stdout, "hello\nno-keys\n", "{backend}: {stderr}");
+        assert_eq!(
+            stdout, "hello\nno-keys\nprivate-home\n",
+            "{backend}: {stderr}"
+        );
         assert!(stderr.contains("cannot create"), "{backend}: {stderr}");
         assert!(!j.home.path().join("planted").exists());
+        assert!(!Path::new("/usr/planted").exists());
     }
 }

@@ -102,17 +102,18 @@ fn one_session_answers_each_line_in_order_and_leaves_nothing() {
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
 
-    // Each command in its own jail that holds: credentials masked, the home read-only, a
+    // Each command in its own jail that holds: credentials masked, a write outside refused, a
     // private /tmp; arguments arrive as sent.
     for _ in 0..3 {
         let r = ask(
-            r#"["sh", "-c", "cat ~/.ssh/id_test 2>/dev/null || echo masked; (echo x > ~/planted) 2>/dev/null || echo refused; ls /tmp; touch /tmp/mine; printf '%s|' \"$@\"", "sh", "a b", ""]"#,
+            r#"["sh", "-c", "cat ~/.ssh/id_test 2>/dev/null || echo masked; (echo x > /usr/cordon-test-planted) 2>/dev/null || echo refused; ls /tmp; touch /tmp/mine; printf '%s|' \"$@\"", "sh", "a b", ""]"#,
         );
         assert_eq!(r["stdout"]["text"], "masked\nrefused\na b||", "{r}");
         assert_eq!(r["built_ahead"], true, "{r}");
         assert_eq!(r["exit_code"], 0);
     }
     assert!(!home.path().join("planted").exists());
+    assert!(!std::path::Path::new("/usr/cordon-test-planted").exists());
 
     // Bad lines are answered and the session goes on; the floor still judges every command.
     let bad = ask("not json");

@@ -156,13 +156,16 @@ fn missing_cordon_config_cannot_be_created_nor_the_cache_rewritten_inside_writab
         std::fs::create_dir_all(h.join("xdg")).unwrap();
         // The relocated configuration directory by its literal path: the jail is not given
         // XDG_CONFIG_HOME (it relocates every tool's configuration, so it is never passed).
+        // The real home by its path: under the Landlock backend `HOME` names the workspace's
+        // private home (docs/home.md).
         let attack = format!(
-            "for d in $HOME/.config/cordon {xdg}/cordon; do \
+            "for d in {home}/.config/cordon {xdg}/cordon; do \
                mkdir -p $d; echo '[filesystem]' > $d/config.toml; done; \
-             for f in $HOME/.cache/cordon/*; do echo EVIL > $f; done; \
-             echo EVIL > $HOME/.cache/cordon/probe-evil.json; \
-             mv $HOME/.cache/cordon $HOME/.cache/moved; \
-             echo ok > $HOME/.config/git/other; echo ok > $HOME/.cache/pip/other; echo END",
+             for f in {home}/.cache/cordon/*; do echo EVIL > $f; done; \
+             echo EVIL > {home}/.cache/cordon/probe-evil.json; \
+             mv {home}/.cache/cordon {home}/.cache/moved; \
+             echo ok > {home}/.config/git/other; echo ok > {home}/.cache/pip/other; echo END",
+            home = h.display(),
             xdg = h.join("xdg").display()
         );
         let (_, stdout) = home.run(
@@ -223,9 +226,13 @@ fn the_global_configuration_cannot_be_rewritten_inside_a_writable_parent() {
         std::fs::create_dir_all(config.parent().unwrap()).unwrap();
         std::fs::create_dir_all(h.join(".config/git")).unwrap();
         std::fs::write(&config, "# trusted\n").unwrap();
-        let attack = "f=$HOME/.config/cordon/config.toml; echo '[filesystem]' >> $f; \
+        // The real home by its path (under the Landlock backend `HOME` is the private home).
+        let attack = &format!(
+            "f={home}/.config/cordon/config.toml; echo '[filesystem]' >> $f; \
              echo '[filesystem]' > $f.new && mv $f.new $f; rm -f $f; \
-             mv $HOME/.config/cordon $HOME/.config/moved; echo ok > $HOME/.config/git/other; echo END";
+             mv {home}/.config/cordon {home}/.config/moved; echo ok > {home}/.config/git/other; echo END",
+            home = h.display()
+        );
         let (_, stdout) = home.run(
             &work,
             &[
