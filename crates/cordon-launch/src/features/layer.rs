@@ -74,7 +74,7 @@ fn refusal(run: &Run<'_>) -> Result<(), String> {
         rustix::process::geteuid().as_raw(),
         rustix::process::getegid().as_raw(),
     );
-    for root in layered_roots(run.plan) {
+    for root in layered_roots(run) {
         let meta = std::fs::metadata(root)
             .map_err(|e| format!("cannot read the writable root {}: {e}", root.display()))?;
         if !meta.is_dir() {
@@ -98,16 +98,21 @@ fn refusal(run: &Run<'_>) -> Result<(), String> {
     super::layer_probe::usable(base, run.backend.stage_binary())
 }
 
-/// The roots a layer covers: the plan's writable roots but cordon's own (the workspace's
-/// private toolchain cache, which is cordon's state, not the user's tree).
-fn layered_roots(plan: &cordon_policy::Plan) -> impl Iterator<Item = &PathBuf> {
-    let cache = plan.caches.as_ref().map(|c| &c.root);
-    plan.writable.iter().filter(move |r| Some(*r) != cache)
+/// The roots a layer covers: the run's writable roots but cordon's own (the workspace's
+/// private toolchain cache and anything else below cordon's cache directory, the parent of
+/// the layers' own: cordon's state, not the user's tree).
+fn layered_roots<'a>(run: &'a Run<'_>) -> impl Iterator<Item = &'a PathBuf> + 'a {
+    let cache = run.plan.caches.as_ref().map(|c| &c.root);
+    let own = run.layers.and_then(Path::parent);
+    run.plan
+        .writable
+        .iter()
+        .filter(move |r| Some(*r) != cache && !own.is_some_and(|o| r.starts_with(o)))
 }
 
 impl Layer {
     fn paths(run: &Run<'_>, run_dir: &Path) -> Vec<(PathBuf, PathBuf)> {
-        layered_roots(run.plan)
+        layered_roots(run)
             .enumerate()
             .map(|(i, root)| (root.clone(), run_dir.join(i.to_string())))
             .collect()
@@ -151,7 +156,7 @@ impl Feature for Layer {
             make(&dir.join("work"))?;
         }
         // The start marker: its time is the run's start for the commit's conflict check.
-        let roots: String = layered_roots(run.plan)
+        let roots: String = layered_roots(run)
             .map(|r| format!("{}\n", r.display()))
             .collect();
         std::fs::write(run_dir.join(STARTED), roots).map_err(LaunchError::io(format!(
