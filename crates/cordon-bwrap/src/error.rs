@@ -91,6 +91,16 @@ pub enum BwrapError {
         fd: i32,
     },
 
+    /// A copy-on-write layer was asked for a path that is not one of the plan's writable roots,
+    /// or without the stage that mounts it.
+    #[error(
+        "a copy-on-write layer was asked over {path}, which is not a writable root of the plan (or the jail has no stage to mount it)"
+    )]
+    LayerNotARoot {
+        /// The path.
+        path: String,
+    },
+
     /// A path of the plan lies in the directory cordon reserves for its in-jail stage.
     #[error("{path} lies in {STAGE_DIR}, which cordon reserves for its in-jail stage")]
     ReservedPath {

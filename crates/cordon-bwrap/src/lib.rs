@@ -194,6 +194,51 @@ pub fn check_mount_paths(steps: &[Vec<OsString>]) -> Result<(), BwrapError> {
 /// The directory of [`STAGE_PATH`], reserved: a plan path inside it is refused.
 pub const STAGE_DIR: &str = "/run/cordon";
 
+/// Where, in a layered jail ([`build_layered`]), the stage finds the directory of layer `N`
+/// (holding its `upper` and `work` directories, bound read-write) at `LAYER_DIR/N`, and the
+/// root it covers (bound read-only, the overlay's lower layer) at [`LOWER_DIR`]`/N`. The stage
+/// detaches both once the overlay is mounted: the command never reaches the upper directly.
+pub const LAYER_DIR: &str = "/run/cordon/layer";
+
+/// See [`LAYER_DIR`].
+pub const LOWER_DIR: &str = "/run/cordon/lower";
+
+/// The capabilities bubblewrap leaves the stage of a layered jail, in its own user namespace
+/// only (where it is uid 0): enough to mount the overlay and for the overlay's own work (it
+/// copies files up with its mounter's credentials: owners, modes, times, the mode-0 work
+/// directory), and `CAP_SETFCAP`, without which the kernel refuses a nested user namespace the
+/// map of uid 0 (the caller's id when the caller is root). The stage drops every capability,
+/// enters a nested user namespace that maps the caller's own ids back, sets no-new-privileges and installs the seccomp filter before it
+/// checks the jail and runs the command; its self-check refuses a payload that would keep any.
+pub const LAYER_CAPS: &[&str] = &[
+    "CAP_SYS_ADMIN",
+    "CAP_DAC_OVERRIDE",
+    "CAP_FOWNER",
+    "CAP_CHOWN",
+    "CAP_FSETID",
+    "CAP_SETFCAP",
+];
+
+/// One writable root under a copy-on-write layer ([`build_layered`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LayerRoot {
+    /// The writable root, one of the plan's `writable`.
+    pub root: std::path::PathBuf,
+    /// The host directory holding the layer's `upper` and `work` directories (one mount, as
+    /// overlayfs requires), made by the launcher for this run.
+    pub dir: std::path::PathBuf,
+}
+
+impl LayerRoot {
+    /// Where the jail's stage finds layer `index`: its directory and its lower root.
+    pub fn jail_paths(index: usize) -> (std::path::PathBuf, std::path::PathBuf) {
+        (
+            Path::new(LAYER_DIR).join(index.to_string()),
+            Path::new(LOWER_DIR).join(index.to_string()),
+        )
+    }
+}
+
 /// The descriptors the launcher hands to bubblewrap, besides the `--args` one (which the
 /// launcher names on the command line itself; see [`BwrapArgs::command_line`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -328,7 +373,51 @@ fn render_line(args: &[OsString]) -> String {
 /// byte, when an environment name cannot be set, when the seccomp descriptor is 0, 1, 2 or
 /// negative, or when a plan path lies in [`STAGE_DIR`].
 pub fn build(req: &Request<'_>) -> Result<BwrapArgs, BwrapError> {
+    build_layered(req, &[])
+}
+
+/// [`build`] for a jail whose writable roots `layers` name are each covered by a copy-on-write
+/// layer that cordon's stage mounts inside the jail (bubblewrap 0.8 has no overlay option).
+/// With no layer it is [`build`]. With layers the list differs in four ways, and only these:
+/// the jail's first user namespace maps the caller to uid 0 (`--uid 0 --gid 0`: a mount needs
+/// the mount namespace's own user namespace), bubblewrap leaves the stage [`LAYER_CAPS`] instead
+/// of none, gives no `--seccomp` and no `--disable-userns` (the stage installs the same filter
+/// after its mount and its nested user namespace, which refuses new ones), and binds each
+/// layer's directories at [`LAYER_DIR`] and [`LOWER_DIR`]. Every other mount, below the roots
+/// too, is the same: the stage carries those below a root over onto the overlay.
+///
+/// Refuses a layer whose root is not one of the plan's writable roots, and one given without
+/// the stage.
+pub fn build_layered(req: &Request<'_>, layers: &[LayerRoot]) -> Result<BwrapArgs, BwrapError> {
     let plan = req.plan.plan();
+    let layered = !layers.is_empty();
+    for layer in layers {
+        mounts::check_canonical("layer directory", &layer.dir)?;
+        if req.stage.is_none() || !plan.writable.contains(&layer.root) {
+            return Err(BwrapError::LayerNotARoot {
+                path: DisplayPath(layer.root.clone()).to_string(),
+            });
+        }
+    }
+    let layer_binds: Vec<mounts::LayerBind> = layers
+        .iter()
+        .enumerate()
+        .flat_map(|(i, l)| {
+            let (dir, lower) = LayerRoot::jail_paths(i);
+            [
+                mounts::LayerBind {
+                    source: l.dir.clone(),
+                    dest: dir,
+                    writable: true,
+                },
+                mounts::LayerBind {
+                    source: l.root.clone(),
+                    dest: lower,
+                    writable: false,
+                },
+            ]
+        })
+        .collect();
     let features = req.features;
     let missing = features.missing_required();
     if !missing.is_empty() {
@@ -337,7 +426,7 @@ pub fn build(req: &Request<'_>) -> Result<BwrapArgs, BwrapError> {
             missing,
         });
     }
-    if req.fds.seccomp < 3 {
+    if req.fds.seccomp < 3 && !layered {
         return Err(BwrapError::InvalidDescriptor {
             what: "seccomp program",
             fd: req.fds.seccomp,
@@ -356,7 +445,7 @@ pub fn build(req: &Request<'_>) -> Result<BwrapArgs, BwrapError> {
     flag("--new-session");
     flag("--die-with-parent");
     flag("--unshare-user");
-    if features.disable_userns {
+    if !layered && features.disable_userns {
         flag("--disable-userns");
     }
     flag("--unshare-pid");
@@ -369,12 +458,19 @@ pub fn build(req: &Request<'_>) -> Result<BwrapArgs, BwrapError> {
         flag("--unshare-net");
     }
     steps.push(vec!["--cap-drop".into(), "ALL".into()]);
+    if layered {
+        steps.push(vec!["--uid".into(), "0".into()]);
+        steps.push(vec!["--gid".into(), "0".into()]);
+        for cap in LAYER_CAPS {
+            steps.push(vec!["--cap-add".into(), (*cap).into()]);
+        }
+    }
 
     // Filesystem, in the order documented in `mounts`.
     // Private tmpfs are memory: each gets the policy's size where bubblewrap can set one.
     let tmp_size = plan.limits.tmp_bytes.filter(|_| features.size);
     steps.extend(proc_sys_read_only(
-        mounts::ordered(plan, req.brokers, req.stage, tmp_size)?,
+        mounts::ordered(plan, req.brokers, req.stage, tmp_size, &layer_binds)?,
         plan,
     ));
 
@@ -392,7 +488,9 @@ pub fn build(req: &Request<'_>) -> Result<BwrapArgs, BwrapError> {
         mounts::check_no_nul("environment value", value)?;
         steps.push(vec!["--setenv".into(), name.clone(), value.clone()]);
     }
-    steps.push(vec!["--seccomp".into(), req.fds.seccomp.to_string().into()]);
+    if !layered {
+        steps.push(vec!["--seccomp".into(), req.fds.seccomp.to_string().into()]);
+    }
 
     let mut command: Vec<OsString> = Vec::with_capacity(req.argv.len() + 1);
     if req.stage.is_some() {

@@ -51,6 +51,14 @@ use cordon_policy::{EntryKind, Plan, Posture};
 use crate::error::BwrapError;
 use crate::{STAGE_DIR, STAGE_PATH};
 
+/// A bind of a layered jail's hidden layer paths ([`crate::build_layered`]).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct LayerBind {
+    pub(crate) source: std::path::PathBuf,
+    pub(crate) dest: std::path::PathBuf,
+    pub(crate) writable: bool,
+}
+
 /// What an operation does at its destination, in the order operations at one path are applied.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Rank {
@@ -103,6 +111,9 @@ pub(crate) enum Mount<'a> {
     BrokeredDir { source: &'a Path, dest: &'a Path },
     /// `--ro-bind STAGE` at [`STAGE_PATH`].
     Stage(&'a Path),
+    /// `--bind`/`--ro-bind` of a copy-on-write layer's directory or lower root at its hidden
+    /// place in the stage's directory (`crate::LAYER_DIR`), for the stage alone.
+    Layer(&'a LayerBind),
     /// `--perms 0000 --tmpfs P --remount-ro P`: empty, unreadable, and read-only so that the
     /// jail (which owns the tmpfs) cannot `chmod` it back or stash files in it.
     MaskDir(&'a Path),
@@ -118,6 +129,7 @@ impl<'a> Mount<'a> {
             Mount::SharedMemory => Path::new("/dev/shm"),
             Mount::Proc => Path::new("/proc"),
             Mount::Stage(_) => Path::new(STAGE_PATH),
+            Mount::Layer(l) => &l.dest,
             Mount::Private(p)
             | Mount::Writable(p)
             | Mount::Protected(p)
@@ -141,7 +153,7 @@ impl<'a> Mount<'a> {
             Mount::Writable(_) => Rank::Writable,
             Mount::Protected(_) => Rank::Protected,
             Mount::Brokered { .. } | Mount::BrokeredDir { .. } => Rank::Brokered,
-            Mount::Stage(_) => Rank::Stage,
+            Mount::Stage(_) | Mount::Layer(_) => Rank::Stage,
             Mount::MaskDir(_) | Mount::MaskFile(_) => Rank::Mask,
         }
     }
@@ -175,6 +187,10 @@ impl<'a> Mount<'a> {
             ]
             .concat(),
             Mount::MaskFile(_) => step("--ro-bind", &[OsStr::new("/dev/null"), dest]),
+            Mount::Layer(l) => step(
+                if l.writable { "--bind" } else { "--ro-bind" },
+                &[l.source.as_os_str(), dest],
+            ),
         }
     }
 
@@ -234,6 +250,7 @@ pub(crate) fn ordered<'a>(
     brokers: &'a [cordon_policy::ConfigBroker],
     stage: Option<&'a Path>,
     tmp_size: Option<u64>,
+    layers: &'a [LayerBind],
 ) -> Result<Vec<Vec<OsString>>, BwrapError> {
     let mut mounts = plan_mounts(plan);
     for b in brokers {
@@ -258,6 +275,7 @@ pub(crate) fn ordered<'a>(
     if let Some(source) = stage {
         mounts.push(Mount::Stage(source));
     }
+    mounts.extend(layers.iter().map(Mount::Layer));
 
     mounts.sort_by_cached_key(sort_key);
     mounts.dedup();

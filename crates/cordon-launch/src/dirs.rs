@@ -71,6 +71,12 @@ impl CordonDirs {
         self.cache().map(|c| c.join(format!("probe-{euid}.json")))
     }
 
+    /// cordon's state for the runs' copy-on-write layers: `<cache>/layers` (a directory per
+    /// workspace, then per run; `features/layer.rs`).
+    pub fn layers(&self) -> Option<PathBuf> {
+        self.cache().map(|c| layers_in(&c))
+    }
+
     /// The `cordon` directories the XDG variables name, for
     /// [`cordon_policy::Invocation::with_own_state`] (the defaults below the home directory are
     /// the policy's own).
@@ -80,6 +86,11 @@ impl CordonDirs {
             self.xdg_cache_home.as_deref().map(Path::as_os_str),
         )
     }
+}
+
+/// The layers' directory in cordon's cache directory `cache` ([`CordonDirs::layers`]).
+pub(crate) fn layers_in(cache: &Path) -> PathBuf {
+    cache.join("layers")
 }
 
 /// The Landlock probe's cache file, beside bubblewrap's `bwrap_cache` (`landlock-<its name>`).

@@ -129,6 +129,7 @@ pub mod caches {
 }
 pub use features::env::{EnvRow, EnvSource};
 pub use features::proxy::{Destination, PORT as PROXY_PORT};
+pub use features::{Changes, RootChanges};
 pub use host::ending::{end_all as end_all_jails, end_jails_on_signals, termination_signal};
 pub use host::reaper::{REAPER_NAME, start_session_forked};
 pub use host::sockets::listening_unix_sockets;

@@ -28,6 +28,10 @@ pub enum ViolationKind {
     /// The git configuration broker did not keep a key the jail set in a repository's
     /// configuration (`key` names it).
     GitConfigRefused,
+    /// A change of the command's copy-on-write layer the commit refused (or held for the
+    /// user's consent): kept in cordon's state for review, not applied (`rule` names the rule
+    /// and the program that would have run it).
+    ChangeRefused,
 }
 
 /// One recognised denial.

@@ -67,7 +67,7 @@ pub use paths::{DisplayPath, PathSpec};
 // The policy model.
 pub use model::audit::{AuditReport, Check, audit};
 pub use model::config::{ConfigLayer, Effective, LayerKind, Overrides, effective_policy};
-pub use model::modes::{HomeMode, Limits, Network, Posture, Unavailable};
+pub use model::modes::{HomeMode, Limits, Network, Posture, Unavailable, WorkspaceMode};
 pub use model::policy::{Policy, PolicyBuilder, PolicyHash, Source, WritableSpec};
 pub use model::profile::Profile;
 

@@ -230,6 +230,33 @@ pub struct JailOptions {
     /// real home read-only minus the masks (reported by `cordon audit` when configured).
     #[arg(long, value_enum)]
     pub home: Option<HomeArg>,
+    /// The command writes the workspace as it runs, with today's protections (a dev server a
+    /// person watches): no copy-on-write layer.
+    #[arg(long, conflicts_with_all = ["layer", "review"])]
+    pub live: bool,
+    /// The command's writes go to a private copy-on-write layer (bubblewrap): the workspace is
+    /// unchanged while it runs, and the layer is kept in cordon's state (issue #30).
+    #[arg(long)]
+    pub layer: bool,
+    /// The command's layer is judged and kept for review, nothing applied: `--json` lists it,
+    /// `cordon apply`/`cordon drop` decide.
+    #[arg(long)]
+    pub review: bool,
+}
+
+impl JailOptions {
+    /// The workspace mode these options ask for (the default's when neither flag is given).
+    pub fn workspace_mode(&self) -> cordon_policy::WorkspaceMode {
+        if self.live {
+            cordon_policy::WorkspaceMode::Live
+        } else if self.review {
+            cordon_policy::WorkspaceMode::Review
+        } else if self.layer {
+            cordon_policy::WorkspaceMode::Layer
+        } else {
+            cordon_policy::WorkspaceMode::default()
+        }
+    }
 }
 
 /// `--home`.

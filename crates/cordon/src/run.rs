@@ -59,7 +59,7 @@ pub fn plan_for(options: &JailOptions, prepare_caches: bool) -> Result<(Context,
         overrides.set_env.push((key.to_owned(), value.to_owned()));
     }
     let effective = ctx.effective(&overrides)?;
-    let plan = if prepare_caches {
+    let mut plan = if prepare_caches {
         // A cache that cannot be made is not a reason to refuse the command: it runs with the
         // read-only home it would have had without caches, and says so.
         let (plan, warnings) = ctx.plan_for_run(&effective.policy)?;
@@ -70,6 +70,7 @@ pub fn plan_for(options: &JailOptions, prepare_caches: bool) -> Result<(Context,
     } else {
         ctx.plan(&effective.policy)?
     };
+    plan.workspace_mode = options.workspace_mode();
     Ok((ctx, plan))
 }
 

@@ -22,7 +22,11 @@ pub const CLI: &str = "cordon run (CLI)";
 pub const CLI_DYNAMIC: &str = "cordon run (CLI, dynamically linked build)";
 pub const SERVE: &str = "cordon serve (CLI session, one request line)";
 /// How many launch cases each round runs.
-pub const CASES: usize = 12;
+pub const CASES: usize = 14;
+/// `cordon run --layer`: the workspace under a copy-on-write layer, committed after (issue #30).
+pub const CLI_LAYER: &str = "cordon run --layer (CLI, copy-on-write layer and its commit)";
+/// `cordon run --live`: the workspace written through, as the layer's baseline.
+pub const CLI_LIVE: &str = "cordon run --live (CLI, written through)";
 pub const LIBRARY: &str = "Launcher::run_prepared (library, in process)";
 pub const LIBRARY_BACK_TO_BACK: &str = "Launcher::run_prepared, back to back (no pause)";
 pub const LIBRARY_COLD: &str = "Launcher::run (library, a jail built per command)";
@@ -287,6 +291,11 @@ pub fn run(p: &Places<'_>, runs: usize) -> Result<Vec<(&'static str, Duration)>,
         Case::process(name, c, dir)
     };
     let cli = |dir: &Path, name: &'static str| cli_of(p.cordon, dir, name);
+    let cli_mode = |flag: &str, name: &'static str| {
+        let mut c = Command::new(p.cordon);
+        c.args(["run", flag, "--", "/bin/true"]);
+        Case::process(name, c, p.empty)
+    };
     let mut explain_cmd = Command::new(p.cordon);
     explain_cmd.args(["explain", "--", "/bin/true"]);
 
@@ -296,6 +305,8 @@ pub fn run(p: &Places<'_>, runs: usize) -> Result<Vec<(&'static str, Duration)>,
         Case::process(SAME, same, p.empty),
         cli(p.empty, CLI),
         cli_of(p.dynamic, p.empty, CLI_DYNAMIC),
+        cli_mode("--live", CLI_LIVE),
+        cli_mode("--layer", CLI_LAYER),
         serve(p.cordon, &own_workspace(p, "serve")?)?,
         library(p, &own_workspace(p, "warm")?, LIBRARY, Mode::Warm)?,
         library(

@@ -55,6 +55,7 @@ mod env;
 mod harness;
 mod input;
 mod kernel;
+mod layer;
 mod loopback;
 mod matrix;
 mod neighbours;
@@ -289,6 +290,7 @@ pub fn all_cases() -> Vec<Case> {
     cases.extend(writes::cases());
     cases.extend(protected::cases());
     cases.extend(autorun::cases());
+    cases.extend(layer::cases());
     cases.extend(creds::cases());
     cases.extend(survey::cases());
     cases.extend(env::cases());

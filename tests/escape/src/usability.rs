@@ -68,8 +68,14 @@ pub fn cases() -> Vec<Case> {
         control(
             "use/home-toolchains",
             c,
-            "with the home hidden: vetted toolchain trees (cargo's registry cache, rustup, pyenv, ~/.local/bin) and a PATH entry's tree are readable and run",
+            "with the home hidden: vetted toolchain trees (cargo's registry cache, rustup, pyenv, ~/.local/bin) and a PATH entry are readable and run",
             home_toolchains,
+        ),
+        control(
+            "use/path-programs",
+            c,
+            "with the home hidden, what PATH entries' programs resolve to runs: a symlinked venv script and its interpreter's prefix, a global npm package, an env-found interpreter's prefix, a program beside a token",
+            path_programs,
         ),
         control(
             "use/pipes-socketpair",
@@ -421,6 +427,117 @@ fn home_toolchains(ctx: &Ctx<'_>) -> Outcome {
         &out,
         out.code == Some(0) && missing.is_empty(),
         format!("{} tree(s) planted; not run: {missing:?}", trees.len()),
+    )
+}
+
+fn path_programs(ctx: &Ctx<'_>) -> Outcome {
+    if ctx.column.minimal() {
+        return Outcome::new(
+            Verdict::Unavailable,
+            "the minimal posture shows only its own trees, not what PATH entries need",
+        );
+    }
+    let h = ctx.home.display().to_string();
+    // (home-relative path, contents, or `->target` for a symlink)
+    let files: Vec<(String, String)> = vec![
+        // A pipx-style app: a link into a virtual environment whose script's interpreter is the
+        // environment's own, reading a file of the environment.
+        (".venvs/tool/bin/interp".into(), "->/bin/sh".into()),
+        (
+            ".venvs/tool/bin/tool".into(),
+            format!(
+                "#!{h}/.venvs/tool/bin/interp
+cat {h}/.venvs/tool/lib/data-venv
+"
+            ),
+        ),
+        (
+            ".venvs/tool/lib/data-venv".into(),
+            "ran-venv
+"
+            .into(),
+        ),
+        (
+            ".local/bin/tool".into(),
+            format!("->{h}/.venvs/tool/bin/tool"),
+        ),
+        // A global npm prefix: a link into its package, which reads a file of the package.
+        (
+            ".npm-global/bin/hello".into(),
+            "->../lib/node_modules/hello/bin/hello".into(),
+        ),
+        (
+            ".npm-global/lib/node_modules/hello/bin/hello".into(),
+            format!(
+                "#!/bin/sh
+cat {h}/.npm-global/lib/node_modules/hello/lib/data-npm
+"
+            ),
+        ),
+        (
+            ".npm-global/lib/node_modules/hello/lib/data-npm".into(),
+            "ran-npm
+"
+            .into(),
+        ),
+        // An interpreter found by `env` on PATH, whose prefix holds what the script reads.
+        ("lang/v1/bin/interp".into(), "->/bin/sh".into()),
+        (
+            "lang/v1/bin/run".into(),
+            format!(
+                "#!/usr/bin/env interp
+cat {h}/lang/v1/share/data-lang
+"
+            ),
+        ),
+        (
+            "lang/v1/share/data-lang".into(),
+            "ran-lang
+"
+            .into(),
+        ),
+        // A program beside a token.
+        (
+            ".pulumi/bin/pulumi".into(),
+            "#!/bin/sh
+echo ran-pulumi
+"
+            .into(),
+        ),
+    ];
+    for (rel, what) in &files {
+        let path = ctx.home.join(rel);
+        let made = match what.strip_prefix("->") {
+            Some(target) => std::fs::create_dir_all(path.parent().unwrap_or(&ctx.home))
+                .and_then(|()| std::os::unix::fs::symlink(target, &path))
+                .map_err(|e| format!("cannot link {}: {e}", path.display()))
+                .and_then(|()| ctx.own(&path)),
+            None => ctx.plant(&path, what).and_then(|()| {
+                std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+                    .map_err(|e| format!("cannot chmod {}: {e}", path.display()))
+            }),
+        };
+        if let Err(e) = made {
+            return Outcome::new(Verdict::Inconclusive, e);
+        }
+    }
+    let path = format!(
+        "{h}/lang/v1/bin:{h}/.local/bin:{h}/.npm-global/bin:{h}/.pulumi/bin:{}",
+        super::harness::STD_PATH
+    );
+    let out = ctx
+        .cordon()
+        .path(&path)
+        .sh("tool; hello; run; pulumi; echo done")
+        .run();
+    let missing: Vec<&str> = ["ran-venv", "ran-npm", "ran-lang", "ran-pulumi"]
+        .into_iter()
+        .filter(|m| !out.out.contains(m))
+        .collect();
+    ctx.control(
+        &out,
+        out.code == Some(0) && missing.is_empty(),
+        format!("not run: {missing:?}"),
     )
 }
 

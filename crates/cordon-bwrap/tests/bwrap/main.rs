@@ -7,6 +7,7 @@
 mod common;
 mod features;
 mod fuzz_regressions;
+mod layered;
 mod ordering;
 mod properties;
 mod real_bwrap;

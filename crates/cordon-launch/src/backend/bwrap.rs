@@ -150,7 +150,9 @@ fn describe(path: &Path, cache_file: Option<&Path>) -> Result<Found, String> {
     })
 }
 
-fn filter(deny_sockets: bool) -> Result<&'static CompiledFilter, LaunchError> {
+/// The seccomp filter of a jail (`deny_sockets`: its network is its own namespace), compiled
+/// once per process: bubblewrap installs it in a live jail, the stage in a layered one.
+pub(crate) fn filter(deny_sockets: bool) -> Result<&'static CompiledFilter, LaunchError> {
     static DENY: OnceLock<Result<CompiledFilter, String>> = OnceLock::new();
     static ALLOW: OnceLock<Result<CompiledFilter, String>> = OnceLock::new();
     let cell = if deny_sockets { &DENY } else { &ALLOW };
@@ -232,23 +234,41 @@ impl Backend for BwrapBackend {
             what: "bubblewrap".into(),
             source: std::io::Error::other(why.clone()),
         })?;
-        // A proxy network is a denied one with a bridge: the jail's own namespace.
-        let compiled = filter(plan.network != cordon_policy::Network::Allowed)?;
-        let seccomp_fd = sys::memfd_with("cordon-seccomp", compiled.bytes())
-            .map_err(LaunchError::io("creating the seccomp descriptor"))?;
+        // A layered jail's filter is the stage's to install (`features/layer.rs` hands it).
+        let seccomp_fd = if spec.layers.is_empty() {
+            // A proxy network is a denied one with a bridge: the jail's own namespace.
+            let compiled = filter(plan.network != cordon_policy::Network::Allowed)?;
+            Some(
+                sys::memfd_with("cordon-seccomp", compiled.bytes())
+                    .map_err(LaunchError::io("creating the seccomp descriptor"))?,
+            )
+        } else {
+            None
+        };
+        let layers: Vec<cordon_bwrap::LayerRoot> = spec
+            .layers
+            .iter()
+            .map(|(root, dir)| cordon_bwrap::LayerRoot {
+                root: root.clone(),
+                dir: dir.clone(),
+            })
+            .collect();
         // Everything the jail contains is cordon-bwrap's (with the plan's guard): the launcher
         // adds nothing to the list.
-        let built = cordon_bwrap::build(&Request {
-            plan,
-            brokers: spec.brokers,
-            features: &found.features,
-            env,
-            fds: Descriptors {
-                seccomp: sys::raw(&seccomp_fd),
+        let built = cordon_bwrap::build_layered(
+            &Request {
+                plan,
+                brokers: spec.brokers,
+                features: &found.features,
+                env,
+                fds: Descriptors {
+                    seccomp: seccomp_fd.as_ref().map_or(-1, sys::raw),
+                },
+                stage: Some(&self.config.stage_binary),
+                argv: stage_argv,
             },
-            stage: Some(&self.config.stage_binary),
-            argv: stage_argv,
-        })?;
+            &layers,
+        )?;
         // What bubblewrap would refuse at start-up (about 2,900 masks, a path it cannot mount)
         // is refused, named; `cordon explain` still shows the list.
         let startable = built.startable().map_err(LaunchError::from);
@@ -264,7 +284,7 @@ impl Backend for BwrapBackend {
         command
             .args(built.command_line(sys::raw(&args_fd)))
             .env_clear();
-        let mut hold = vec![seccomp_fd, args_fd];
+        let mut hold: Vec<OwnedFd> = seccomp_fd.into_iter().chain([args_fd]).collect();
         hold.extend(status);
         let mut keep: Vec<i32> = hold.iter().map(sys::raw).collect();
         keep.extend(self.weak.kept_fds());
@@ -297,6 +317,10 @@ impl Backend for BwrapBackend {
     }
 
     fn builds_ahead(&self) -> bool {
+        true
+    }
+
+    fn layers(&self) -> bool {
         true
     }
 

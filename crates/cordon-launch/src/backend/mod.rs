@@ -119,6 +119,9 @@ pub struct JailSpec<'a> {
     pub env: &'a BTreeMap<OsString, OsString>,
     /// The stage's arguments, then the payload.
     pub stage_argv: &'a [OsString],
+    /// The writable roots under a copy-on-write layer, each with the run's layer directory
+    /// (`features/layer.rs`); empty for a live run.
+    pub layers: &'a [(std::path::PathBuf, std::path::PathBuf)],
 }
 
 /// A command ready to spawn, and the descriptors it must inherit.
@@ -201,6 +204,11 @@ pub trait Backend: Send + Sync {
     /// Whether this backend's jail can be built before its command is known: its stage runs
     /// inside the jail and can wait for the command after its checks (warm.rs).
     fn builds_ahead(&self) -> bool {
+        false
+    }
+    /// Whether this backend's jail can put the writable roots under a copy-on-write layer
+    /// (bubblewrap; `features/layer.rs`). The others run live.
+    fn layers(&self) -> bool {
         false
     }
     /// Takes one defence away, for the escape suite's mutants run only (never in a release

@@ -396,6 +396,7 @@ pub(crate) fn run_at(
                 brokers: &[],
                 env: &std::collections::BTreeMap::new(),
                 stage_argv: &argv,
+                layers: &[],
             },
             vec![status_write],
         )

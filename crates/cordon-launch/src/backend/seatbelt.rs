@@ -456,6 +456,7 @@ mod tests {
                     brokers: &[],
                     env: &std::collections::BTreeMap::new(),
                     stage_argv: &["true".into()],
+                    layers: &[],
                 },
                 Vec::new(),
             )

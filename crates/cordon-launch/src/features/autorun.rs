@@ -31,6 +31,7 @@ pub(crate) fn guard(run: &Run<'_>, session: Option<&'static Session>) -> Host {
         cleanup,
         brokers: Vec::new(),
         named: Vec::new(),
+        layers: Vec::new(),
     }
 }
 

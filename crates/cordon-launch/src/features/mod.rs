@@ -34,6 +34,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use cordon_policy::{ConfigBroker, GuardedPlan, Plan};
+use serde::Serialize;
 
 use crate::backend::Backend;
 use crate::error::LaunchError;
@@ -46,6 +47,10 @@ pub(crate) mod caches;
 pub(crate) mod env;
 pub(crate) mod git;
 pub(crate) mod home;
+#[cfg(linux_backends)]
+pub(crate) mod layer;
+#[cfg(linux_backends)]
+pub(crate) mod layer_probe;
 pub(crate) mod limits;
 #[cfg(linux_backends)]
 pub(crate) mod memory;
@@ -70,6 +75,9 @@ pub(crate) struct Run<'a> {
     /// The launcher's proxy rules for this plan (parsed once per list), when its network is
     /// `proxy`.
     pub(crate) proxy_rules: Option<std::sync::Arc<proxy::Rules>>,
+    /// cordon's directory for the runs' copy-on-write layers (`features/layer.rs`), if the
+    /// launcher has one.
+    pub(crate) layers: Option<&'a std::path::Path>,
 }
 
 /// What preparing the host gave the run.
@@ -83,6 +91,9 @@ pub(crate) struct Host {
     pub(crate) brokers: Vec<ConfigBroker>,
     /// What `cordon explain` lists as created for the run (a shadow named, not made).
     pub(crate) named: Vec<PathBuf>,
+    /// The writable roots under a copy-on-write layer, each with the run's layer directory
+    /// (`features/layer.rs`): binds for the backend.
+    pub(crate) layers: Vec<(PathBuf, PathBuf)>,
 }
 
 /// The backend's arguments as the features build them.
@@ -129,6 +140,35 @@ pub(crate) struct Outcome {
     pub(crate) warnings: Vec<String>,
     /// What a `proxy` network's proxy saw.
     pub(crate) network: Option<cordon_proxy::server::Record>,
+    /// What a copy-on-write layer holds of the command's writes (`features/layer.rs`).
+    pub(crate) changes: Option<Changes>,
+}
+
+/// What became of the command's copy-on-write layer (the result's `changes`): per root, the
+/// commit's report (`cordon_commit::CommitReport`: added, modified, deleted, refused, held,
+/// conflicts, and how to apply what is held).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Changes {
+    /// Whether the judged changes were applied (`false` under `--review`, or when a commit
+    /// failed: then everything stays in the layer, named in `kept`).
+    pub applied: bool,
+    /// Each layered root's commit.
+    pub roots: Vec<RootChanges>,
+    /// Where the layer is kept when its commit did not finish (it is removed after a commit).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kept: Option<std::path::PathBuf>,
+}
+
+/// One layered root of [`Changes`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RootChanges {
+    /// The writable root.
+    pub root: std::path::PathBuf,
+    /// The commit's report (its JSON), or `null` when it failed (`error` says why).
+    pub report: Option<serde_json::Value>,
+    /// Why the commit of this root failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// One feature of one run. Every method has a default that takes no part in its phase.
@@ -192,6 +232,8 @@ pub(crate) type Planner = fn(&Run<'_>, &mut Vec<String>) -> Option<Box<dyn Featu
 /// the host yet.
 pub(crate) fn for_run(run: &Run<'_>) -> (Vec<Box<dyn Feature>>, Vec<String>) {
     const PIPELINE: &[Planner] = &[
+        #[cfg(linux_backends)]
+        layer::plan,
         network::plan,
         objects::plan,
         autorun::plan,

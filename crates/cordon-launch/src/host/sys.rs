@@ -614,3 +614,169 @@ pub(crate) fn confine_alone(
         });
     }
 }
+
+/// A C string of `path`, or `EINVAL` for one with a NUL byte.
+#[cfg(linux_backends)]
+fn c_path(path: &std::path::Path) -> std::io::Result<std::ffi::CString> {
+    use std::os::unix::ffi::OsStrExt;
+    std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))
+}
+
+/// A detached copy of the mount tree at `path`, its submounts and their flags included
+/// (`open_tree` with `OPEN_TREE_CLONE | AT_RECURSIVE`), to be attached elsewhere with
+/// [`attach_mount`]. The stage uses it to carry what bubblewrap mounted below a writable root
+/// over onto the overlay that covers the root.
+#[cfg(linux_backends)]
+pub(crate) fn clone_mount(path: &std::path::Path) -> std::io::Result<OwnedFd> {
+    const OPEN_TREE_CLONE: libc::c_uint = 1;
+    const AT_RECURSIVE: libc::c_uint = 0x8000;
+    let path = c_path(path)?;
+    let flags = OPEN_TREE_CLONE | AT_RECURSIVE | libc::O_CLOEXEC as libc::c_uint;
+    // SAFETY: open_tree with a live C string; the result is a new descriptor or -1.
+    let fd = unsafe { libc::syscall(libc::SYS_open_tree, libc::AT_FDCWD, path.as_ptr(), flags) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    let fd = RawFd::try_from(fd).map_err(|_| std::io::Error::from_raw_os_error(libc::EBADF))?;
+    // SAFETY: the kernel just returned this descriptor to us; nothing else owns it.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// Attaches the detached mount tree `tree` ([`clone_mount`]) at `at` (`move_mount`).
+#[cfg(linux_backends)]
+pub(crate) fn attach_mount(tree: &OwnedFd, at: &std::path::Path) -> std::io::Result<()> {
+    const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 0x4;
+    let at = c_path(at)?;
+    let empty = c"";
+    // SAFETY: move_mount with a live descriptor and live C strings.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_move_mount,
+            tree.as_raw_fd(),
+            empty.as_ptr(),
+            libc::AT_FDCWD,
+            at.as_ptr(),
+            MOVE_MOUNT_F_EMPTY_PATH,
+        )
+    };
+    if rc != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Mounts an overlay at `at` with `options` (`lowerdir=…,upperdir=…,workdir=…,userxattr`),
+/// without set-id programs or device files.
+#[cfg(linux_backends)]
+pub(crate) fn mount_overlay(at: &std::path::Path, options: &str) -> std::io::Result<()> {
+    let at = c_path(at)?;
+    let options = std::ffi::CString::new(options)
+        .map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))?;
+    let (source, kind) = (c"overlay", c"overlay");
+    // SAFETY: mount with live C strings.
+    let rc = unsafe {
+        libc::mount(
+            source.as_ptr(),
+            at.as_ptr(),
+            kind.as_ptr(),
+            libc::MS_NOSUID | libc::MS_NODEV,
+            options.as_ptr().cast(),
+        )
+    };
+    if rc != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Detaches the mount at `at` (`umount2` with `MNT_DETACH`).
+#[cfg(linux_backends)]
+pub(crate) fn detach_mount(at: &std::path::Path) -> std::io::Result<()> {
+    let at = c_path(at)?;
+    // SAFETY: umount2 with a live C string.
+    if unsafe { libc::umount2(at.as_ptr(), libc::MNT_DETACH) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Moves this (single-threaded) process into a new user namespace (`unshare(CLONE_NEWUSER)`).
+#[cfg(linux_backends)]
+pub(crate) fn unshare_user() -> std::io::Result<()> {
+    // SAFETY: unshare with a constant flag.
+    if unsafe { libc::unshare(libc::CLONE_NEWUSER) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// The stage's own confinement in a layered jail, once its mounts are made: every capability
+/// gone for good (bounding, ambient, the process's sets, the securebits locked), no new
+/// privileges, then the seccomp program `filter` (bytes `cordon-seccomp` compiled), exactly
+/// what bubblewrap does for a live jail.
+#[cfg(linux_backends)]
+pub(crate) fn confine_stage(filter: &[u8]) -> std::io::Result<()> {
+    if filter.is_empty() || !filter.len().is_multiple_of(8) {
+        return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
+    }
+    let program: Vec<libc::sock_filter> = filter
+        .chunks_exact(8)
+        .map(|c| libc::sock_filter {
+            code: u16::from_ne_bytes([c[0], c[1]]),
+            jt: c[2],
+            jf: c[3],
+            k: u32::from_ne_bytes([c[4], c[5], c[6], c[7]]),
+        })
+        .collect();
+    let len =
+        u16::try_from(program.len()).map_err(|_| std::io::Error::from_raw_os_error(libc::E2BIG))?;
+    drop_capabilities(last_capability())?;
+    let prog = libc::sock_fprog {
+        len,
+        filter: program.as_ptr().cast_mut(),
+    };
+    // SAFETY: prctl with integer arguments and a pointer to a live program.
+    unsafe {
+        if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let mode = libc::SECCOMP_MODE_FILTER as libc::c_ulong;
+        if libc::prctl(
+            libc::PR_SET_SECCOMP,
+            mode,
+            &prog as *const libc::sock_fprog,
+            0,
+            0,
+        ) != 0
+        {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// Moves this (single-threaded) process into a new user namespace and a new mount namespace
+/// whose mounts propagate nowhere (the layer probe, on the host).
+#[cfg(linux_backends)]
+pub(crate) fn unshare_user_and_mounts() -> std::io::Result<()> {
+    // SAFETY: unshare and mount with constant arguments and static C strings.
+    unsafe {
+        if libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let root = c"/";
+        let flags = libc::MS_REC | libc::MS_PRIVATE;
+        if libc::mount(
+            std::ptr::null(),
+            root.as_ptr(),
+            std::ptr::null(),
+            flags,
+            std::ptr::null(),
+        ) != 0
+        {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}

@@ -183,6 +183,12 @@ impl Jail {
         }
         result.violations.extend(outcome.violations);
         result.warnings.extend(outcome.warnings);
+        result.workspace = Some(if self.features.iter().any(|f| f.name() == "layer") {
+            "layer"
+        } else {
+            "live"
+        });
+        result.changes = outcome.changes;
         Ok(result)
     }
 

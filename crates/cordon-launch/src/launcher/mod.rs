@@ -52,6 +52,9 @@ pub struct Launcher {
     resolver: std::sync::Arc<dyn cordon_proxy::Resolver + Send + Sync>,
     /// One defence taken away (the escape suite's mutants run; never in a release build).
     weak: crate::weaken::Weak,
+    /// cordon's directory for the runs' copy-on-write layers (`features/layer.rs`):
+    /// `<cordon's cache>/layers`.
+    layers: Option<std::path::PathBuf>,
 }
 
 /// What `cordon explain` shows: exactly what a run would hand the backend.
@@ -123,7 +126,15 @@ impl Launcher {
             proxy_rules: std::sync::Mutex::new(None),
             resolver: std::sync::Arc::new(crate::features::proxy::SystemResolver),
             weak: crate::weaken::Weak::default(),
+            layers: None,
         }
+    }
+
+    /// This launcher with `dir` holding its runs' copy-on-write layers (each workspace and run
+    /// a directory below it). [`Launcher::linux`] uses `<cordon's cache>/layers`.
+    pub fn with_layers_dir(mut self, dir: impl Into<std::path::PathBuf>) -> Launcher {
+        self.layers = Some(dir.into());
+        self
     }
 
     /// This launcher with `resolver` answering its proxy's name lookups instead of the host's
@@ -210,7 +221,18 @@ impl Launcher {
             BackendChoice::Bwrap => vec![Box::new(BwrapBackend::discover(config.clone()))],
             BackendChoice::Landlock => vec![landlock()],
         };
-        Launcher::new(backends)
+        // The layers live in cordon's cache, beside the probe's cache file: read-only at most
+        // in every jail (the policy's own-state rule).
+        let layers = config
+            .cache_file
+            .as_deref()
+            .and_then(std::path::Path::parent)
+            .map(crate::dirs::layers_in);
+        let launcher = Launcher::new(backends);
+        match layers {
+            Some(dir) => launcher.with_layers_dir(dir),
+            None => launcher,
+        }
     }
 
     /// Default configuration for a launcher whose stage is `stage_binary`.
@@ -294,6 +316,7 @@ impl Launcher {
                 brokers: &host.brokers,
                 env: args.env.vars(),
                 stage_argv: &stage::check_args(&args.check, argv),
+                layers: &host.layers,
             },
             Vec::new(),
         )?;

@@ -73,6 +73,12 @@ pub struct RunResult {
     /// For a `proxy` network: what the proxy allowed (each refusal is a `network-denied`
     /// violation); `null` for any other network.
     pub network: Option<NetworkReport>,
+    /// How the command's writes reached its writable roots: `layer` (a private copy-on-write
+    /// layer, the changes in `changes`) or `live` (written through as they happened: `--live`,
+    /// or a backend that makes no layer); `null` when nothing ran.
+    pub workspace: Option<&'static str>,
+    /// What the command's copy-on-write layer holds; `null` for a live run.
+    pub changes: Option<crate::features::Changes>,
 }
 
 /// What a `proxy` network's proxy did during one run.
@@ -124,6 +130,8 @@ pub(crate) fn finish(
         landlock: None,
         built_ahead: false,
         network: None,
+        workspace: Some("live"),
+        changes: None,
     }
 }
 
@@ -157,5 +165,7 @@ pub(crate) fn refused(
         landlock: None,
         built_ahead: false,
         network: None,
+        workspace: None,
+        changes: None,
     }
 }

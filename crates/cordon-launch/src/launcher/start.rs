@@ -78,6 +78,7 @@ impl Launcher {
                 brokers: &host.brokers,
                 env: args.env.vars(),
                 stage_argv: &stage_argv,
+                layers: &host.layers,
             },
             inherit,
         )?;
@@ -182,7 +183,7 @@ impl Launcher {
 
     /// What every feature sees of one run.
     pub(crate) fn run_of<'a>(
-        &self,
+        &'a self,
         plan: &'a Plan,
         backend: &'a dyn Backend,
         awaiting: bool,
@@ -199,6 +200,7 @@ impl Launcher {
             awaiting,
             dry,
             proxy_rules,
+            layers: self.layers.as_deref(),
         })
     }
 }
@@ -262,8 +264,15 @@ pub(crate) fn host_and_arguments(
     for f in features.iter_mut() {
         f.prepare_host(run, &mut host)?;
     }
+    let mut check = self_check(&host.guarded, status.as_ref().map_or(-1, sys::raw));
+    // What the stage's confinement check expects (a layer sets its own operand).
+    check.layer = if run.backend.runs_stage_in_place() {
+        stage::LayerOperand::InPlace
+    } else {
+        stage::LayerOperand::Live
+    };
     let mut args = Arguments {
-        check: self_check(&host.guarded, status.as_ref().map_or(-1, sys::raw)),
+        check,
         inherit: status.into_iter().collect(),
         env,
         timeout: None,

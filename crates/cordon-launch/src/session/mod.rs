@@ -184,7 +184,7 @@ impl Launcher {
             ));
         }
         let backend = match self.select().0 {
-            Some(b) if b.builds_ahead() && warm::eligible(req) => b.name(),
+            Some(b) if b.builds_ahead() && warm::eligible(req, b) => b.name(),
             _ => return self.run(req),
         };
         let (result, held) = match prep.warm.take_fitting(backend, req) {

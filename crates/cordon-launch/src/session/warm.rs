@@ -58,10 +58,14 @@ impl Key {
     }
 }
 
-/// Whether `req` can use a jail built ahead: its stdin is not passed through (a waiting jail's
-/// stdin is `/dev/null`).
-pub(crate) fn eligible(req: &RunRequest<'_>) -> bool {
-    !req.inherit_stdin
+/// Whether `req` can use a jail built ahead on `backend`: its stdin is not passed through (a
+/// waiting jail's stdin is `/dev/null`), and its writable roots are not to be layered there.
+/// A copy-on-write layer is taken when its command comes, never ahead: a layer mounted while
+/// the jail waited would miss what changed on the host in between (issue #30), so a layered
+/// command runs in a jail built for it.
+pub(crate) fn eligible(req: &RunRequest<'_>, backend: &dyn crate::backend::Backend) -> bool {
+    let layered = req.plan.workspace_mode.layered() && backend.layers();
+    !req.inherit_stdin && !layered
 }
 
 /// The session's slot for its waiting jail (shared by a [`Preparation`](crate::Preparation)'s

@@ -17,6 +17,8 @@ pub fn run_if_stage(args: &[OsString]) {
         Some("check") => crate::stage::check_then_exec(&args[2..], false),
         Some("await") => crate::stage::check_then_exec(&args[2..], true),
         Some("probe") => crate::stage::probe(&args[2..]),
+        // Not in a jail: whether an overlay can be mounted in a user namespace here.
+        Some(crate::stage::layer::PROBE_MODE) => crate::stage::layer::probe_main(&args[2..]),
         // Not in a jail: the host-side reaper of a run's leftovers (reaper.rs).
         Some(crate::host::reaper::REAP_MODE) => crate::host::reaper::reap_main(&args[2..]),
         _ => {

@@ -11,6 +11,9 @@
 //! write outside it; the launcher judges both on the host.
 
 pub(crate) mod entry;
+pub(crate) mod layer;
+
+pub use layer::LayerOperand;
 
 use std::ffi::{OsStr, OsString};
 use std::io::{Read, Write};
@@ -50,6 +53,9 @@ pub struct SelfCheck {
     /// For a `proxy` network: the socket the stage sends its proxy listener on (proxy.rs),
     /// made inside the jail's own network namespace once the network checks passed.
     pub proxy_fd: Option<i32>,
+    /// The copy-on-write layer the stage mounts, and how its confinement is checked
+    /// (`layer.rs`).
+    pub layer: LayerOperand,
 }
 
 /// The most bytes of command read from [`SelfCheck::command_fd`].
@@ -111,6 +117,7 @@ pub fn check_args(check: &SelfCheck, argv: &[OsString]) -> Vec<OsString> {
             .landlock_fd
             .map_or_else(|| "-".to_owned(), |fd| fd.to_string())
             .into(),
+        check.layer.arg().into(),
     ];
     match check.command_fd {
         Some(fd) => out.push(fd.to_string().into()),
@@ -260,23 +267,42 @@ fn hand_over_proxy_listener(channel: &str) -> Result<(), String> {
 /// or (`awaiting`) read from the command descriptor, the last argument.
 pub(crate) fn check_then_exec(args: &[OsString], awaiting: bool) -> i32 {
     let status = status_fd(args.first());
-    let (Some(deny), Some(outside), Some(kind), Some(masked), Some(landlock), Some(sep)) = (
+    let (
+        Some(deny),
+        Some(outside),
+        Some(kind),
+        Some(masked),
+        Some(landlock),
+        Some(layer),
+        Some(sep),
+    ) = (
         args.get(1),
         args.get(2),
         args.get(3),
         args.get(4),
         args.get(5),
         args.get(6),
-    ) else {
+        args.get(7),
+    )
+    else {
         return fail(status, "malformed stage arguments");
     };
     let well_formed = if awaiting {
-        args.len() == 7
+        args.len() == 8
     } else {
-        sep == "--" && args.len() >= 8
+        sep == "--" && args.len() >= 9
     };
-    if !well_formed {
+    let Some(layer) = LayerOperand::parse(layer).filter(|_| well_formed) else {
         return fail(status, "malformed stage arguments");
+    };
+    // The layer first: every check below runs on the jail as the command will see it.
+    if let LayerOperand::Layered {
+        roots_fd,
+        filter_fd,
+    } = layer
+        && let Err(reason) = layer::enter(roots_fd, filter_fd)
+    {
+        return fail(status, &reason);
     }
     if let Err(reason) = outside_write_refused(Path::new(outside)) {
         return fail(status, &reason);
@@ -309,6 +335,11 @@ pub(crate) fn check_then_exec(args: &[OsString], awaiting: bool) -> i32 {
     if !keep_fds && crate::host::sys::cloexec_all_but_stdio().is_err() {
         return fail(status, "cannot close inherited descriptors");
     }
+    if layer != LayerOperand::Unchecked
+        && let Err(reason) = layer::confined(layer == LayerOperand::InPlace)
+    {
+        return fail(status, &reason);
+    }
     let wall = if landlock == "-" {
         String::new()
     } else {
@@ -325,7 +356,7 @@ pub(crate) fn check_then_exec(args: &[OsString], awaiting: bool) -> i32 {
             None => return 0,
         }
     } else {
-        args[7..].to_vec()
+        args[8..].to_vec()
     };
     let (program, rest) = match argv.split_first() {
         Some(split) => split,
@@ -447,6 +478,7 @@ pub(crate) fn self_check(plan: &Plan, status_fd: i32) -> SelfCheck {
         landlock_fd: None,
         command_fd: None,
         proxy_fd: None,
+        layer: LayerOperand::InPlace,
     }
 }
 
@@ -479,6 +511,7 @@ mod tests {
             landlock_fd: Some(6),
             command_fd: Some(7),
             proxy_fd: None,
+            layer: LayerOperand::Live,
         };
         let args = check_args(&check, &[OsString::from("/bin/true")]);
         assert_eq!(
@@ -492,6 +525,7 @@ mod tests {
                 "-",
                 "-",
                 "6",
+                "b",
                 "7"
             ]
             .iter()

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use cordon_policy::Plan;
 
-use crate::stage::{KEEP_FDS_MARK, SelfCheck};
+use crate::stage::{KEEP_FDS_MARK, LayerOperand, SelfCheck};
 
 /// One defence taken away.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -141,6 +141,11 @@ pub(crate) fn self_check(weakening: Weakening, check: &SelfCheck) -> SelfCheck {
         command_fd: check.command_fd,
         // The proxy's bridge is not a defence: a weakened jail still gets its way out.
         proxy_fd: check.proxy_fd,
+        // The layer is the jail's, not a check: kept. A live jail's confinement is not checked.
+        layer: match check.layer {
+            layered @ LayerOperand::Layered { .. } => layered,
+            _ => LayerOperand::Unchecked,
+        },
     }
 }
 

@@ -18,6 +18,7 @@
 
 mod common;
 mod launcher;
+mod layer;
 mod runner;
 mod stage_placement;
 mod warm;
@@ -43,6 +44,11 @@ const TESTS: &[Test] = tests![
     launcher::the_in_jail_self_check_stops_a_backend_that_claims_too_much,
     launcher::every_backend_refuses_a_writable_root_that_holds_the_stage_binary,
     launcher::preparation_walks_once_refuses_what_reaches_outside_and_runs_check_only_identity,
+    layer::a_layered_write_is_absent_on_the_host_while_the_jail_lives_and_committed_after,
+    layer::a_layered_command_reads_its_own_writes_and_commits_with_git,
+    layer::a_reviewed_layer_applies_nothing_and_lists_the_change,
+    layer::an_unchanged_layer_is_not_committed,
+    layer::a_live_run_writes_through_as_before,
     stage_placement::a_stage_under_tmp_runs_through_the_library_under_both_backends,
     warm::a_prepared_session_builds_each_next_jail_ahead_and_each_holds,
 ];

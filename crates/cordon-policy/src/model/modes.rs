@@ -40,6 +40,44 @@ pub enum Unavailable {
     Warn,
 }
 
+/// How a jailed command's writes to its writable roots reach the host.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum WorkspaceMode {
+    /// Through a private copy-on-write layer (issue #30): the host's tree is unchanged while the
+    /// jail lives. Only the bubblewrap backend makes one; where it cannot, the run is refused,
+    /// never run live in silence.
+    Layer,
+    /// A layer whose changes are judged and kept for review, none applied (`--review`): a
+    /// harness (or `cordon apply`/`cordon drop`) decides.
+    Review,
+    /// Written through, as they happen (`--live`): what a watched dev server needs. The Landlock
+    /// and Seatbelt backends always run live. The default for now: making [`Layer`] the
+    /// default is one line here, and waits on the CLI tests it changes (docs/limits.md).
+    ///
+    /// [`Layer`]: WorkspaceMode::Layer
+    #[default]
+    Live,
+}
+
+impl WorkspaceMode {
+    /// Whether the command's writes go to a copy-on-write layer (`layer` or `review`).
+    pub fn layered(self) -> bool {
+        self != WorkspaceMode::Live
+    }
+
+    /// The mode's name in reports (`layer`, `review`, `live`).
+    pub fn name(self) -> &'static str {
+        match self {
+            WorkspaceMode::Layer => "layer",
+            WorkspaceMode::Review => "review",
+            WorkspaceMode::Live => "live",
+        }
+    }
+}
+
 /// Resource limits. `None` means "no limit of this kind".
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Limits {

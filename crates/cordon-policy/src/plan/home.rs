@@ -3,8 +3,8 @@
 //!
 //! In the host posture the home directory is a private, empty directory in the jail. What shows
 //! through is listed here, each entry with its reason: the toolchain trees of
-//! [`VETTED_HOME_TREES`] (read-only), the top-level tree of each `PATH` entry below the home
-//! ([`path_tree`]), the writable roots below the home, the configuration's `[filesystem] read`
+//! [`VETTED_HOME_TREES`] (read-only), what each `PATH` entry below the home shows (the entry, its
+//! programs' targets and interpreters' prefixes: `super::shown`), the writable roots below the home, the configuration's `[filesystem] read`
 //! grants, and the host's git identity ([`git_identity`]). A tool installed tomorrow keeps its
 //! tokens in a directory nobody listed, and so out of every jail.
 //!
@@ -18,7 +18,7 @@
 
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 /// A toolchain tree below the home directory that the jail sees read-only, and why.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -160,33 +160,6 @@ pub(crate) const VETTED_HOME_TREES: &[VettedTree] = &[
     tree("miniforge3", "conda", "a Miniforge installation"),
     tree("anaconda3", "conda", "an Anaconda installation"),
 ];
-
-/// Directories whose `PATH` entries are bound as themselves, not as their top-level tree: they
-/// are shared by every tool of the user (`~/.local/share` holds keyrings and other programs'
-/// data beside `~/.local/share/pnpm`), so their top-level tree would be most of the home.
-pub(crate) const SHARED_TOP_LEVEL: &[&str] = &[".local", ".config", ".cache"];
-
-/// The tree below `home` that a `PATH` entry inside it makes visible: its first component below
-/// the home (`~/.cargo` for `~/.cargo/bin`), or the entry itself below a shared directory
-/// ([`SHARED_TOP_LEVEL`]). `None` for an entry outside the home, the home itself, or one with a
-/// `..` component.
-pub(crate) fn path_tree(home: &Path, entry: &Path) -> Option<PathBuf> {
-    let rest = entry.strip_prefix(home).ok()?;
-    let mut parts = Vec::new();
-    for c in rest.components() {
-        match c {
-            Component::Normal(p) => parts.push(p),
-            Component::CurDir => {}
-            _ => return None,
-        }
-    }
-    let first = parts.first()?;
-    if SHARED_TOP_LEVEL.iter().any(|s| OsStr::new(s) == *first) {
-        Some(parts.iter().fold(home.to_path_buf(), |p, c| p.join(c)))
-    } else {
-        Some(home.join(first))
-    }
-}
 
 /// What a relocating variable names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -348,7 +321,8 @@ pub(crate) const RELOCATING_VARIABLES: &[Relocation] = &[
 ];
 
 /// Variables an [`Invocation`](crate::Invocation) keeps from the launcher's environment besides
-/// [`RELOCATING_VARIABLES`]: `PATH` (its entries below the home are bound, [`path_tree`]).
+/// [`RELOCATING_VARIABLES`]: `PATH` (what its entries below the home show is bound,
+/// `super::shown::path_trees`).
 pub(crate) const OTHER_VARIABLES: &[&str] = &["PATH"];
 
 /// Whether `name` is a variable the plan reads from the launcher's environment.
@@ -466,22 +440,6 @@ mod tests {
                 );
             }
         }
-    }
-
-    #[test]
-    fn path_entries_bind_their_top_level_tree_or_themselves_below_shared_dirs() {
-        let h = Path::new("/home/u");
-        assert_eq!(
-            path_tree(h, Path::new("/home/u/.cargo/bin")),
-            Some(PathBuf::from("/home/u/.cargo"))
-        );
-        assert_eq!(
-            path_tree(h, Path::new("/home/u/.local/share/pnpm")),
-            Some(PathBuf::from("/home/u/.local/share/pnpm"))
-        );
-        assert_eq!(path_tree(h, Path::new("/home/u")), None);
-        assert_eq!(path_tree(h, Path::new("/usr/bin")), None);
-        assert_eq!(path_tree(h, Path::new("/home/u/../v/bin")), None);
     }
 
     #[test]

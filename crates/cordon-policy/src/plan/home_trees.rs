@@ -1,12 +1,13 @@
-//! What the jail sees of a hidden home directory (host posture): the vetted toolchain trees, the
-//! trees of `PATH` entries below it and the `[filesystem] read` grants, read-only; the masks below
-//! it that no visible tree holds left to the private home; and the host's git identity.
+//! What the jail sees of a hidden home directory (host posture): the vetted toolchain trees, what
+//! the `PATH` entries below it show (`shown`) and the `[filesystem] read` grants, read-only; the
+//! masks below it that no visible tree holds left to the private home; and the host's git
+//! identity.
 
 use std::path::{Path, PathBuf};
 
 use super::host::{EntryKind, HostFacts};
 use super::parts::{Bind, CredentialMask, HomeTree, RelocatedStore, SkipReason, Skipped, Symlink};
-use super::{Invocation, Plan, home};
+use super::{Invocation, Plan, home, shown};
 use crate::error::PolicyError;
 use crate::model::modes::{HomeMode, Posture};
 use crate::model::policy::Policy;
@@ -92,8 +93,8 @@ impl Plan {
         Ok(())
     }
 
-    /// The host posture's hidden home: a private directory, the vetted toolchain trees and the
-    /// trees of `PATH` entries below it read-only, the host's git identity in the environment,
+    /// The host posture's hidden home: a private directory, the vetted toolchain trees and what
+    /// the `PATH` entries below it show read-only (with the configuration at their roots masked), the host's git identity in the environment,
     /// and the masks below it that no visible tree holds left out (the private home hides them).
     pub(super) fn hide_home(
         &mut self,
@@ -107,29 +108,14 @@ impl Plan {
             .iter()
             .map(|t| (home.join(t.path), format!("{}: {}", t.tool, t.reason)))
             .collect();
-        let vetted: Vec<PathBuf> = home::VETTED_HOME_TREES
+        let roots: Vec<PathBuf> = self
+            .writable
             .iter()
-            .map(|t| home.join(t.path))
+            .chain(&self.inner_roots)
+            .cloned()
             .collect();
         if let Some(path) = invocation.env.get("PATH") {
-            for entry in std::env::split_paths(path) {
-                // An entry inside a vetted tree (`~/.cargo/bin`) is served by that tree: its
-                // top-level tree (`~/.cargo`, with its configuration) is not shown for it.
-                if vetted.iter().any(|v| is_within(&entry, v)) {
-                    continue;
-                }
-                for spelling in [Some(entry.clone()), host.canonicalize(&entry)]
-                    .into_iter()
-                    .flatten()
-                {
-                    if let Some(tree) = home::path_tree(&home, &spelling) {
-                        wanted.push((
-                            tree,
-                            format!("the tree of PATH entry {}", DisplayPath(entry.clone())),
-                        ));
-                    }
-                }
-            }
+            wanted.extend(shown::path_trees(&home, &roots, path, host));
         }
         // Relocated stores below the home are hidden with it unless a visible tree holds
         // them; every other mask wins over a tree it holds.
@@ -189,6 +175,13 @@ impl Plan {
                 dest: t.path.clone(),
             });
         }
+        // Configuration with credentials at the root of a shown tree (a global npm prefix's
+        // `etc/npmrc`, a virtual environment's `pip.conf`) is masked.
+        let paths: Vec<PathBuf> = cover.iter().map(|t| t.path.clone()).collect();
+        self.masks
+            .extend(shown::masks_in_trees(&home, &roots, &paths, host));
+        self.masks.sort();
+        self.masks.dedup_by(|a, b| a.target == b.target);
         self.home_trees.extend(cover);
         self.home_trees.sort();
         self.home_trees.dedup_by(|a, b| a.path == b.path);

@@ -35,6 +35,14 @@ pub trait HostFacts {
     /// The names directly in the directory `path` (following symlinks), or `None` when it is
     /// not a directory that can be listed. One `readdir`, so callers bound how often they ask.
     fn list_dir(&self, path: &Path) -> Option<Vec<OsString>>;
+    /// The entries directly in the directory `path` (following symlinks) with what each is
+    /// (not following its own symlink), from one `readdir`; `None` as for
+    /// [`HostFacts::list_dir`].
+    fn list_dir_kinds(&self, path: &Path) -> Option<Vec<(OsString, EntryKind)>>;
+    /// The first `max` bytes (or fewer) of the regular file at `path`, following symlinks: enough
+    /// to read a script's `#!` line. `None` when it is not a regular file that can be read. Ask
+    /// only about a path [`HostFacts::kind`] found a regular file: opening a FIFO blocks.
+    fn read_head(&self, path: &Path, max: usize) -> Option<Vec<u8>>;
 
     /// What `path` resolves to, following symlinks.
     fn resolved_kind(&self, path: &Path) -> Option<EntryKind> {
@@ -89,6 +97,43 @@ impl HostFacts for RealHost {
         let mut text = String::new();
         file.take(4096).read_to_string(&mut text).ok()?;
         Some(text)
+    }
+
+    fn list_dir_kinds(&self, path: &Path) -> Option<Vec<(OsString, EntryKind)>> {
+        let mut entries: Vec<(OsString, EntryKind)> = std::fs::read_dir(path)
+            .ok()?
+            .filter_map(|e| {
+                let e = e.ok()?;
+                // The type readdir gave (std asks `lstat` only where the file system gives none).
+                let ft = e.file_type().ok()?;
+                let kind = if ft.is_symlink() {
+                    EntryKind::Symlink
+                } else if ft.is_dir() {
+                    EntryKind::Dir
+                } else if ft.is_file() {
+                    EntryKind::File
+                } else {
+                    EntryKind::Other
+                };
+                Some((e.file_name(), kind))
+            })
+            .collect();
+        entries.sort();
+        Some(entries)
+    }
+
+    fn read_head(&self, path: &Path, max: usize) -> Option<Vec<u8>> {
+        // Only a regular file (callers ask about what `kind` called one; the check is on the
+        // opened file, so the path is walked once).
+        let file = std::fs::File::open(path).ok()?;
+        if !file.metadata().ok()?.is_file() {
+            return None;
+        }
+        let mut head = Vec::with_capacity(max.min(4096));
+        file.take(u64::try_from(max).ok()?)
+            .read_to_end(&mut head)
+            .ok()?;
+        Some(head)
     }
 
     fn list_dir(&self, path: &Path) -> Option<Vec<OsString>> {
@@ -280,6 +325,27 @@ impl HostFacts for FakeHost {
         }
     }
 
+    fn list_dir_kinds(&self, path: &Path) -> Option<Vec<(OsString, EntryKind)>> {
+        let dir = self.canonicalize(path)?;
+        let names = self.list_dir(&dir)?;
+        Some(
+            names
+                .into_iter()
+                .filter_map(|n| {
+                    let kind = self.kind(&dir.join(&n))?;
+                    Some((n, kind))
+                })
+                .collect(),
+        )
+    }
+
+    fn read_head(&self, path: &Path, max: usize) -> Option<Vec<u8>> {
+        match self.entries.get(&self.canonicalize(path)?)? {
+            FakeEntry::File(text) => Some(text.as_bytes().iter().take(max).copied().collect()),
+            _ => None,
+        }
+    }
+
     fn list_dir(&self, path: &Path) -> Option<Vec<OsString>> {
         let dir = self.canonicalize(path)?;
         if !matches!(self.entries.get(&dir)?, FakeEntry::Dir) {
@@ -337,6 +403,22 @@ mod tests {
         assert_eq!(
             real.read_small_text(&dir.path().join("l")).as_deref(),
             Some("x")
+        );
+        assert_eq!(
+            real.list_dir_kinds(dir.path()),
+            Some(vec![
+                ("f".into(), EntryKind::File),
+                ("l".into(), EntryKind::Symlink)
+            ])
+        );
+        assert_eq!(
+            real.read_head(&dir.path().join("l"), 8).as_deref(),
+            Some(&b"x"[..])
+        );
+        assert_eq!(
+            real.read_head(dir.path(), 8),
+            None,
+            "a directory has no head"
         );
         assert_eq!(real.home_dir(), None);
     }

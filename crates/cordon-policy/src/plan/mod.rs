@@ -5,7 +5,8 @@
 //! [`Plan::resolve`] is here; each of its steps is a module of its own: the writable roots and
 //! their checks (`roots`), the credential masks and the stores the environment moved (`masks`),
 //! the protected paths and cordon's own directories (`protected`), the posture's base (`base`),
-//! what the jail sees of a hidden home (`home_trees`, from the lists of `home`), and the private
+//! what the jail sees of a hidden home (`home_trees`, from the lists of `home` and what `PATH`
+//! shows, `shown`), and the private
 //! toolchain cache (`caches`). The plan's parts are in `parts`; the host is asked through
 //! `host`, git's structure read by `gitdirs`, and [`Plan::guard`] (`guard`) closes what
 //! read-only binds leave open.
@@ -19,7 +20,7 @@ use serde::Serialize;
 
 use crate::defaults;
 use crate::error::PolicyError;
-use crate::model::modes::{HomeMode, Limits, Network, Posture, Unavailable};
+use crate::model::modes::{HomeMode, Limits, Network, Posture, Unavailable, WorkspaceMode};
 use crate::model::policy::{Policy, PolicyHash};
 use crate::model::profile::Profile;
 use crate::paths::{is_within, serialize_path, serialize_paths};
@@ -35,6 +36,7 @@ mod masks;
 pub(crate) mod parts;
 mod protected;
 mod roots;
+mod shown;
 pub(crate) mod sockets;
 
 use host::HostFacts;
@@ -212,6 +214,11 @@ pub struct Plan {
     pub limits: Limits,
     /// What to do without an enforcing backend.
     pub unavailable: Unavailable,
+    /// How the command's writes reach the writable roots: through a copy-on-write layer, or
+    /// live. Not part of the policy (nor of the plan's serialized form): the caller chooses it
+    /// per run (`--live`), and the run's result names it.
+    #[serde(skip)]
+    pub workspace_mode: WorkspaceMode,
     /// The policy's hash.
     pub policy_hash: PolicyHash,
 }
@@ -297,6 +304,7 @@ impl Plan {
         skipped.dedup();
 
         masks.extend(moved.into_iter().map(|(_, m)| m));
+        masks.extend(shown::stored_masks(&home, &granted, host));
         masks.sort();
         masks.dedup_by(|a, b| a.target == b.target);
 
@@ -325,6 +333,7 @@ impl Plan {
             caches,
             limits: *policy.limits(),
             unavailable: policy.unavailable(),
+            workspace_mode: WorkspaceMode::default(),
             policy_hash: policy.hash(),
         };
         if let Some(c) = &plan.caches {
@@ -343,6 +352,10 @@ impl Plan {
         plan.add_read_grants(policy, host)?;
         if plan.posture == Posture::Host && plan.home_access == HomeMode::Hidden && !home_in_root {
             plan.hide_home(host, invocation, &mut relocated);
+        } else if plan.posture == Posture::Host
+            && let Some(path) = invocation.env.get("PATH")
+        {
+            plan.mask_path_prefixes(host, path);
         }
         relocated.sort();
         plan.relocated = relocated;

@@ -48,7 +48,7 @@ fn the_host_posture_hides_the_home_but_for_vetted_and_path_trees() {
         "/home/u/.rustup",
         "/home/u/.cargo/bin",
         "/home/u/.local/bin",
-        "/home/u/.tools",
+        "/home/u/.tools/bin",
     ] {
         assert!(trees.contains(&Path::new(t)), "{t} in {trees:?}");
         assert!(
@@ -56,8 +56,15 @@ fn the_host_posture_hides_the_home_but_for_vetted_and_path_trees() {
             "{t} bound"
         );
     }
-    // Shared directories bind the PATH entry, not their top-level tree.
+    // A PATH entry shows itself, not the tree above it (the token beside its `bin`).
+    assert!(!trees.iter().any(|t| *t == Path::new("/home/u/.tools")));
     assert!(!trees.iter().any(|t| *t == Path::new("/home/u/.local")));
+    assert!(
+        !plan
+            .read_only
+            .iter()
+            .any(|b| Path::new("/home/u/.tools/token").starts_with(&b.dest))
+    );
     assert!(!trees.iter().any(|t| t.starts_with("/home/u/.config")));
     // No mask below the hidden home but in a visible tree; the ones outside it stay.
     assert!(plan.masks.iter().all(|m| !m.target.starts_with("/home/u")));

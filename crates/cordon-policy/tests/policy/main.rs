@@ -6,6 +6,7 @@
 
 mod config_layers;
 mod home_rules;
+mod path_rules;
 mod plan_rules;
 mod registry_and_caches;
 mod snapshots;

@@ -48,6 +48,14 @@ impl cordon_policy::HostFacts for Counting<'_> {
         self.note(path);
         self.host.list_dir(path)
     }
+    fn list_dir_kinds(&self, path: &Path) -> Option<Vec<(std::ffi::OsString, EntryKind)>> {
+        self.note(path);
+        self.host.list_dir_kinds(path)
+    }
+    fn read_head(&self, path: &Path, max: usize) -> Option<Vec<u8>> {
+        self.note(path);
+        self.host.read_head(path, max)
+    }
 }
 
 #[test]

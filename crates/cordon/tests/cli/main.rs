@@ -18,6 +18,7 @@ mod explain_macos;
 mod git_config;
 mod kill_launcher;
 mod large_inputs;
+mod layer;
 mod one_owner;
 mod review;
 mod roots;

@@ -188,9 +188,11 @@ fn the_public_crates_build_the_list_run_hands_bubblewrap_and_explain_prints_it()
     let payload: Vec<OsString> = vec!["/bin/true".into()];
 
     for work in [&proj, &wt] {
+        // The host's listening sockets, as the launcher reads them for its plan (a socket that
+        // starts or stops listening between the reads would differ: none does in this test).
         let plan = Plan::resolve(
             &Policy::for_profile(Profile::Shell),
-            &Invocation::at(work),
+            &Invocation::at(work).with_host_sockets(cordon_launch::listening_unix_sockets()),
             &host,
         )
         .unwrap();

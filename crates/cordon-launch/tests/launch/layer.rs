@@ -1,0 +1,235 @@
+//! The copy-on-write layer (issue #30) through the library with real bubblewrap: nothing the
+//! command writes reaches the host while the jail lives and its commit applies it after, the
+//! command reads its own writes (a build-like sequence, a git commit), no capability reaches
+//! it, `--review` applies nothing, and `--live` writes through.
+
+use crate::common;
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use cordon_launch::{BackendChoice, Forward, Launcher, RunRequest, RunResult, RunStatus};
+use cordon_policy::{Invocation, Plan, Policy, Profile, RealHost, WorkspaceMode};
+
+struct Setup {
+    home: tempfile::TempDir,
+    work: PathBuf,
+}
+
+impl Setup {
+    fn new() -> Setup {
+        let home = common::visible_dir("cordon-layer-");
+        let work = home.path().join("proj");
+        std::fs::create_dir_all(&work).unwrap();
+        std::fs::write(work.join("existing"), "host\n").unwrap();
+        Setup { home, work }
+    }
+
+    fn plan(&self, mode: WorkspaceMode) -> Plan {
+        let host = RealHost::new(Some(self.home.path().as_os_str().to_owned()));
+        let policy = Policy::for_profile(Profile::Shell);
+        let mut plan = Plan::resolve(&policy, &Invocation::at(&self.work), &host).unwrap();
+        plan.workspace_mode = mode;
+        plan
+    }
+
+    fn launcher(&self) -> Launcher {
+        Launcher::linux_with(
+            Launcher::default_config(
+                common::stage().to_path_buf(),
+                Some(self.home.path().as_os_str().to_owned()),
+                None,
+            ),
+            BackendChoice::Bwrap,
+        )
+    }
+
+    fn layers(&self) -> PathBuf {
+        self.home.path().join(".cache/cordon/layers")
+    }
+
+    fn run(&self, plan: &Plan, script: &str) -> RunResult {
+        let argv: Vec<OsString> = vec!["/bin/sh".into(), "-c".into(), script.into()];
+        let env: Vec<(OsString, OsString)> = vec![("PATH".into(), "/usr/bin:/bin".into())];
+        self.launcher()
+            .run(&RunRequest {
+                plan,
+                argv: &argv,
+                host_env: &env,
+                forward: Forward::No,
+                inherit_stdin: false,
+            })
+            .unwrap()
+    }
+}
+
+/// Every file named `name` below `dir`.
+fn find(dir: &Path, name: &str) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return found;
+    };
+    for e in entries.flatten() {
+        let path = e.path();
+        if e.file_name() == name {
+            found.push(path.clone());
+        }
+        if e.file_type().is_ok_and(|t| t.is_dir()) {
+            found.extend(find(&path, name));
+        }
+    }
+    found
+}
+
+fn exited_ok(r: &RunResult) {
+    assert_eq!(
+        r.status,
+        RunStatus::Exited,
+        "refusal: {:?}\nstderr: {}",
+        r.refusal,
+        r.stderr.text
+    );
+    assert_eq!(r.exit_code, 0, "stderr: {}", r.stderr.text);
+}
+
+pub fn a_layered_write_is_absent_on_the_host_while_the_jail_lives_and_committed_after() {
+    let s = Setup::new();
+    // The host's way to let the command end: a directory the jail sees read-only and live.
+    let signal = common::visible_dir("cordon-layer-signal-");
+    let go = signal.path().join("go");
+    let plan = s.plan(WorkspaceMode::Layer);
+    let script = format!(
+        "cat /proc/self/status > written; echo more >> existing; \
+         while [ ! -e {} ]; do sleep 0.05; done",
+        go.display()
+    );
+    let result = std::thread::scope(|scope| {
+        let running = scope.spawn(|| s.run(&plan, &script));
+        // The command has written once its file is in the layer's upper directory.
+        let mut upper_file = Vec::new();
+        for _ in 0..1200 {
+            upper_file = find(&s.layers(), "written");
+            if !upper_file.is_empty() || running.is_finished() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        assert_eq!(
+            upper_file.len(),
+            1,
+            "the command's write never reached its layer"
+        );
+        // The window: while the jail lives, the host's workspace is as before.
+        assert!(!s.work.join("written").exists());
+        assert_eq!(
+            std::fs::read_to_string(s.work.join("existing")).unwrap(),
+            "host\n"
+        );
+        std::fs::write(&go, "").unwrap();
+        running.join().unwrap()
+    });
+    exited_ok(&result);
+    assert_eq!(result.workspace, Some("layer"));
+    let changes = result.changes.expect("a layered run reports its changes");
+    assert!(changes.applied, "{changes:?}");
+    assert_eq!(changes.roots.len(), 1);
+    assert_eq!(changes.roots[0].root, s.work.canonicalize().unwrap());
+    // After: the commit applied both changes, and the layer is gone.
+    assert_eq!(
+        std::fs::read_to_string(s.work.join("existing")).unwrap(),
+        "host\nmore\n"
+    );
+    assert!(find(&s.layers(), "written").is_empty());
+    // No capability, no-new-privileges and the filter in the payload.
+    let status = std::fs::read_to_string(s.work.join("written")).unwrap();
+    for line in ["CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"] {
+        let value = status
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("{line}:")))
+            .unwrap()
+            .trim();
+        assert_eq!(value, "0000000000000000", "{line} in the payload");
+    }
+    assert!(status.lines().any(|l| l == "Seccomp:\t2"), "{status}");
+    assert!(status.lines().any(|l| l == "NoNewPrivs:\t1"), "{status}");
+}
+
+pub fn a_layered_command_reads_its_own_writes_and_commits_with_git() {
+    let s = Setup::new();
+    let plan = s.plan(WorkspaceMode::Layer);
+    let result = s.run(
+        &plan,
+        "set -e; mkdir -p out/obj; echo built > out/obj/a.o; mv out/obj/a.o out/a.bin; \
+         cat out/a.bin; rm existing; test ! -e existing; \
+         git init -q . && git add -A && \
+         git -c user.name=t -c user.email=t@example.com commit -qm layered && \
+         git log --format=%s",
+    );
+    exited_ok(&result);
+    assert_eq!(result.stdout.text, "built\nlayered\n");
+    // Committed: the build's output and the deletion are on the host.
+    assert_eq!(
+        std::fs::read_to_string(s.work.join("out/a.bin")).unwrap(),
+        "built\n"
+    );
+    assert!(!s.work.join("existing").exists());
+    assert!(result.changes.expect("changes").applied);
+}
+
+pub fn a_reviewed_layer_applies_nothing_and_lists_the_change() {
+    let s = Setup::new();
+    let plan = s.plan(WorkspaceMode::Review);
+    let result = s.run(&plan, "echo reviewed > written");
+    exited_ok(&result);
+    assert!(!s.work.join("written").exists());
+    let changes = result.changes.expect("changes");
+    assert!(!changes.applied);
+    let report = changes.roots[0].report.as_ref().expect("a report");
+    assert_eq!(report["added"][0]["path"], "written", "{report}");
+}
+
+pub fn a_live_run_writes_through_as_before() {
+    let s = Setup::new();
+    let plan = s.plan(WorkspaceMode::Live);
+    let result = s.run(
+        &plan,
+        "echo live > written; grep -c . /proc/self/status >/dev/null",
+    );
+    exited_ok(&result);
+    assert_eq!(result.workspace, Some("live"));
+    assert!(result.changes.is_none());
+    assert_eq!(
+        std::fs::read_to_string(s.work.join("written")).unwrap(),
+        "live\n"
+    );
+    assert!(find(&s.layers(), "written").is_empty());
+}
+
+pub fn an_unchanged_layer_is_not_committed() {
+    let s = Setup::new();
+    let plan = s.plan(WorkspaceMode::Layer);
+    let result = s.run(&plan, "cat existing >/dev/null");
+    exited_ok(&result);
+    let changes = result.changes.expect("changes");
+    assert!(changes.applied);
+    let report = changes.roots[0].report.as_ref().expect("a report");
+    for list in [
+        "added",
+        "modified",
+        "deleted",
+        "refused",
+        "held",
+        "conflicts",
+    ] {
+        assert_eq!(report[list], serde_json::json!([]), "{list}: {report}");
+    }
+    // No commit ran: no run was recorded in the workspace's state, and the layer is gone.
+    let state = std::fs::read_dir(s.layers())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.is_dir())
+        .expect("the workspace's state directory");
+    assert!(!state.join("runs").exists(), "{}", state.display());
+    assert_eq!(std::fs::read_dir(&state).unwrap().count(), 0);
+}
