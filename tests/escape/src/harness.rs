@@ -50,6 +50,9 @@ pub enum Build {
     Mutants,
 }
 
+/// A file in a case's directory that keeps the directory until the suite ends.
+pub const KEEP_UNTIL_END: &str = ".keep-until-end";
+
 /// One case in one column.
 #[derive(Debug)]
 pub struct Ctx<'a> {

@@ -572,10 +572,13 @@ fn execute(
                     if unjailed {
                         o = matrix::no_jail_verdict(job.case.impossible_for(job.column.who), o);
                     }
+                    // A case whose directory other jails may be mounting over (a host socket's,
+                    // sockets.rs) keeps it until the suite's end removes the run directory.
                     if matches!(
                         o.verdict,
                         Verdict::Blocked | Verdict::Ok | Verdict::Escapes | Verdict::Impossible
-                    ) {
+                    ) && !ctx.dir.join(harness::KEEP_UNTIL_END).exists()
+                    {
                         let _ = std::fs::remove_dir_all(&ctx.dir);
                     }
                     o

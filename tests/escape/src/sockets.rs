@@ -50,10 +50,13 @@ fn harness_err(e: impl std::fmt::Display) -> Outcome {
     Outcome::new(Verdict::Inconclusive, format!("harness: {e}"))
 }
 
-/// A listening socket the harness owns. Its file stays when it closes (the case directory goes
-/// at the suite's end): a jail that starts meanwhile may have read it from the kernel's list,
+/// A listening socket the harness owns. Its file stays when it closes, and its case directory
+/// until the suite's end: a jail that starts meanwhile may have read it from the kernel's list,
 /// and bubblewrap cannot mask a file that is gone (docs/limits.md).
 fn listen(ctx: &Ctx<'_>, path: &Path) -> Result<UnixListener, String> {
+    // Other jails starting meanwhile mount over this socket: its directory must outlive the case.
+    std::fs::write(ctx.dir.join(super::harness::KEEP_UNTIL_END), "")
+        .map_err(|e| format!("{}: {e}", ctx.dir.display()))?;
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
     }
