@@ -557,15 +557,7 @@ pub(crate) fn confine_alone(
     drop_caps: bool,
     die_with_parent: bool,
 ) {
-    let program: Vec<libc::sock_filter> = filter
-        .chunks_exact(8)
-        .map(|c| libc::sock_filter {
-            code: u16::from_ne_bytes([c[0], c[1]]),
-            jt: c[2],
-            jf: c[3],
-            k: u32::from_ne_bytes([c[4], c[5], c[6], c[7]]),
-        })
-        .collect();
+    let program = bpf_program(filter);
     let len = u16::try_from(program.len()).unwrap_or(u16::MAX);
     let last_cap = last_capability();
     let parent = rustix::process::getpid().as_raw_nonzero().get();
@@ -595,22 +587,7 @@ pub(crate) fn confine_alone(
             ruleset
                 .restrict_self()
                 .map_err(|e| std::io::Error::from_raw_os_error(e.errno))?;
-            let prog = libc::sock_fprog {
-                len,
-                filter: program.as_ptr().cast_mut(),
-            };
-            let mode = libc::SECCOMP_MODE_FILTER as libc::c_ulong;
-            if libc::prctl(
-                libc::PR_SET_SECCOMP,
-                mode,
-                &prog as *const libc::sock_fprog,
-                0,
-                0,
-            ) != 0
-            {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
+            set_seccomp(&program, len)
         });
     }
 }
@@ -720,7 +697,23 @@ pub(crate) fn confine_stage(filter: &[u8]) -> std::io::Result<()> {
     if filter.is_empty() || !filter.len().is_multiple_of(8) {
         return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
     }
-    let program: Vec<libc::sock_filter> = filter
+    let program = bpf_program(filter);
+    let len =
+        u16::try_from(program.len()).map_err(|_| std::io::Error::from_raw_os_error(libc::E2BIG))?;
+    drop_capabilities(last_capability())?;
+    // SAFETY: prctl with integer arguments; `set_seccomp` reads the live program.
+    unsafe {
+        if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        set_seccomp(&program, len)
+    }
+}
+
+/// A seccomp program's bytes (8 per instruction, native order) as the kernel's instructions.
+#[cfg(linux_backends)]
+fn bpf_program(filter: &[u8]) -> Vec<libc::sock_filter> {
+    filter
         .chunks_exact(8)
         .map(|c| libc::sock_filter {
             code: u16::from_ne_bytes([c[0], c[1]]),
@@ -728,30 +721,34 @@ pub(crate) fn confine_stage(filter: &[u8]) -> std::io::Result<()> {
             jf: c[3],
             k: u32::from_ne_bytes([c[4], c[5], c[6], c[7]]),
         })
-        .collect();
-    let len =
-        u16::try_from(program.len()).map_err(|_| std::io::Error::from_raw_os_error(libc::E2BIG))?;
-    drop_capabilities(last_capability())?;
+        .collect()
+}
+
+/// Installs the first `len` instructions of `program` as this thread's seccomp filter. It
+/// allocates nothing, so it may run between fork and exec.
+///
+/// # Safety
+///
+/// `len` must not exceed `program.len()`.
+#[cfg(linux_backends)]
+unsafe fn set_seccomp(program: &[libc::sock_filter], len: u16) -> std::io::Result<()> {
     let prog = libc::sock_fprog {
         len,
         filter: program.as_ptr().cast_mut(),
     };
-    // SAFETY: prctl with integer arguments and a pointer to a live program.
-    unsafe {
-        if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        let mode = libc::SECCOMP_MODE_FILTER as libc::c_ulong;
-        if libc::prctl(
+    let mode = libc::SECCOMP_MODE_FILTER as libc::c_ulong;
+    // SAFETY: prctl with a pointer to a program that lives for the call (the caller's `len`).
+    if unsafe {
+        libc::prctl(
             libc::PR_SET_SECCOMP,
             mode,
             &prog as *const libc::sock_fprog,
             0,
             0,
-        ) != 0
-        {
-            return Err(std::io::Error::last_os_error());
-        }
+        )
+    } != 0
+    {
+        return Err(std::io::Error::last_os_error());
     }
     Ok(())
 }
