@@ -31,13 +31,12 @@ use std::path::{Path, PathBuf};
 
 use cordon_policy::WorkspaceMode;
 
-use super::{Arguments, Changes, Feature, Host, Outcome, RootChanges, Run};
+use super::{Arguments, Changes, Feature, Host, Outcome, RootChanges, Run, layer_abandoned};
 use crate::error::LaunchError;
 use crate::stage::LayerOperand;
 use crate::violations::{Violation, ViolationKind};
 
-/// The name of the start marker in a run's layer directory.
-pub(crate) const STARTED: &str = "started";
+use super::layer_abandoned::{STARTED, remove_layer};
 
 struct Layer {
     /// The run's layer directory, once made.
@@ -46,6 +45,10 @@ struct Layer {
     layers: Vec<(PathBuf, PathBuf)>,
     /// `--review`: judged and kept, nothing applied.
     review: bool,
+    /// The run's start marker, locked while this launcher lives (`layer_abandoned.rs`).
+    marker: Option<std::fs::File>,
+    /// What recovering the workspace's abandoned runs did, said after the run.
+    recovered: Vec<String>,
 }
 
 /// Planning: see the module documentation.
@@ -63,6 +66,8 @@ pub(crate) fn plan(run: &Run<'_>, refusals: &mut Vec<String>) -> Option<Box<dyn 
         run_dir: None,
         layers: Vec::new(),
         review: run.plan.workspace_mode == WorkspaceMode::Review,
+        marker: None,
+        recovered: Vec::new(),
     }))
 }
 
@@ -80,6 +85,12 @@ fn refusal(run: &Run<'_>) -> Result<(), String> {
         if !meta.is_dir() {
             return Err(format!(
                 "the writable root {} is not a directory",
+                root.display()
+            ));
+        }
+        if root.as_os_str().as_encoded_bytes().contains(&b'\n') {
+            return Err(format!(
+                "the writable root {} has a newline in its path",
                 root.display()
             ));
         }
@@ -129,17 +140,30 @@ impl Feature for Layer {
             return Ok(());
         };
         let key = cordon_policy::CacheLayout::workspace_key(&run.plan.workspace);
-        let run_dir = base.join(key).join(format!(
-            "jail-{}-{}",
-            std::process::id(),
-            crate::host::token::nonce()
-        ));
+        let state = base.join(key);
+        let name = format!("{}-{}", std::process::id(), crate::host::token::nonce());
+        let run_dir = state.join(format!("{}{name}", layer_abandoned::RUN_PREFIX));
         let layers = Layer::paths(run, &run_dir);
         if run.dry {
             // Shown in the list as the layer's bind, not made.
             host.layers = layers;
             return Ok(());
         }
+        // Commits a killed launcher left are finished or discarded by their journal; runs whose
+        // launcher died before their commit are kept for review, never applied.
+        match cordon_commit::recover(&state) {
+            Ok(done) => self
+                .recovered
+                .extend(done.iter().map(layer_abandoned::describe_recovered)),
+            Err(e) => self.recovered.push(format!(
+                "recovering the workspace's killed commits failed: {e}"
+            )),
+        }
+        self.recovered.extend(
+            layer_abandoned::recover_abandoned(&state)
+                .iter()
+                .map(layer_abandoned::describe),
+        );
         let make = |dir: &Path| {
             use std::os::unix::fs::DirBuilderExt;
             std::fs::DirBuilder::new()
@@ -151,18 +175,29 @@ impl Feature for Layer {
                     dir.display()
                 )))
         };
-        for (_, dir) in &layers {
-            make(&dir.join("upper"))?;
-            make(&dir.join("work"))?;
-        }
+        // Made under a temporary name, its start marker locked, then named `jail-*`: a
+        // `jail-*` directory whose marker is unlocked has lost its launcher.
+        let making = state.join(format!("{}{name}", layer_abandoned::NEW_PREFIX));
+        make(&making)?;
         // The start marker: its time is the run's start for the commit's conflict check.
         let roots: String = layered_roots(run)
             .map(|r| format!("{}\n", r.display()))
             .collect();
-        std::fs::write(run_dir.join(STARTED), roots).map_err(LaunchError::io(format!(
-            "writing the layer's start marker in {}",
+        let marker = layer_abandoned::create_marker(&making.join(STARTED), &roots).map_err(
+            LaunchError::io(format!(
+                "writing the layer's start marker in {}",
+                making.display()
+            )),
+        )?;
+        for i in 0..layers.len() {
+            make(&making.join(i.to_string()).join("upper"))?;
+            make(&making.join(i.to_string()).join("work"))?;
+        }
+        std::fs::rename(&making, &run_dir).map_err(LaunchError::io(format!(
+            "naming the layer directory {}",
             run_dir.display()
         )))?;
+        self.marker = Some(marker);
         host.layers = layers.clone();
         self.layers = layers;
         self.run_dir = Some(run_dir);
@@ -206,7 +241,8 @@ impl Feature for Layer {
     }
 
     fn after(&mut self, _writable: &[PathBuf], outcome: &mut Outcome) {
-        let Some(run_dir) = self.run_dir.clone() else {
+        outcome.warnings.append(&mut self.recovered);
+        let Some(run_dir) = self.run_dir.take() else {
             return;
         };
         let Some(state) = run_dir.parent() else {
@@ -231,6 +267,8 @@ impl Feature for Layer {
                 });
                 continue;
             }
+            // From here the commit's journal decides what a killed launcher left.
+            let _ = std::fs::write(dir.join(layer_abandoned::COMMITTING), "");
             match cordon_commit::commit_root(root, &dir.join("upper"), state, &started, mode) {
                 Ok(report) => {
                     for (word, listed) in [("refused", &report.refused), ("held", &report.held)] {
@@ -283,6 +321,22 @@ impl Feature for Layer {
     }
 }
 
+impl Drop for Layer {
+    /// A run that ended before its commit (the jail could not start, the launcher returned
+    /// early): an unchanged layer goes; one with changes stays for the next run's recovery
+    /// (`layer_abandoned.rs`), which keeps them for review once this marker is unlocked.
+    fn drop(&mut self) {
+        if let Some(dir) = self.run_dir.take() {
+            let unchanged = self.layers.iter().all(|(_, d)| {
+                std::fs::read_dir(d.join("upper")).map_or(true, |mut e| e.next().is_none())
+            });
+            if unchanged {
+                remove_layer(&dir);
+            }
+        }
+    }
+}
+
 /// The report of a root the command did not change: a commit's report with every list empty.
 fn unchanged(applied: bool) -> serde_json::Value {
     serde_json::json!({
@@ -325,16 +379,4 @@ fn refused_change(root: &Path, word: &str, listed: &cordon_commit::Listed) -> Vi
         key: None,
         operation: None,
     }
-}
-
-/// Removes a run's layer directory once committed (the overlay's work directories are mode 0).
-fn remove_layer(run_dir: &Path) {
-    use std::os::unix::fs::PermissionsExt;
-    if let Ok(entries) = std::fs::read_dir(run_dir) {
-        for e in entries.flatten() {
-            let work = e.path().join("work").join("work");
-            let _ = std::fs::set_permissions(&work, std::fs::Permissions::from_mode(0o700));
-        }
-    }
-    let _ = std::fs::remove_dir_all(run_dir);
 }

@@ -17,6 +17,7 @@ mod container;
 mod explain_macos;
 mod git_config;
 mod kill_launcher;
+mod kill_layer;
 mod large_inputs;
 mod layer;
 mod one_owner;
