@@ -107,7 +107,10 @@ pub(crate) fn plan(
     run: &super::Run<'_>,
     _refusals: &mut Vec<String>,
 ) -> Option<Box<dyn super::Feature>> {
-    run.backend.brokers_git_config().then(|| {
+    // Under the copy-on-write layer the broker's binds of the host's `.git` would write
+    // through; the commit judges `.git/config` instead, and it stays read-only in the jail.
+    let layered = run.plan.workspace_mode.layered() && run.backend.layers();
+    (run.backend.brokers_git_config() && !layered).then(|| {
         Box::new(Git {
             brokers: Vec::new(),
         }) as Box<dyn super::Feature>

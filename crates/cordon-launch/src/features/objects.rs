@@ -9,7 +9,8 @@
 //! `cordon_policy::GitLayout`), one `readdir` of `objects`, `objects/pack`, `objects/info` and each
 //! loose-object directory, and the link count of each file there; never the work tree. A file
 //! with more than one link is refused under the session walk's rule name, `outside-hard-link`,
-//! with the way out.
+//! with the way out. A layered run (`layer.rs`) is not checked: nothing is written through
+//! there.
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -120,6 +121,11 @@ pub(crate) fn plan(
     run: &super::Run<'_>,
     refusals: &mut Vec<String>,
 ) -> Option<Box<dyn super::Feature>> {
+    // Under the copy-on-write layer a write to a hard-linked file is a copy up, and the commit
+    // replaces the workspace's name by a rename: the other names never change (issue #30).
+    if run.plan.workspace_mode.layered() && run.backend.layers() {
+        return None;
+    }
     if let Some(shared) = shared_object(run.plan) {
         refusals.push(shared.to_string());
     }

@@ -424,9 +424,17 @@ impl Plan {
             }
         }
 
-        // Pin every directory between a writable root and a protected path.
+        // Pin every directory between a writable root and a protected path. A root under the
+        // copy-on-write layer (every granted root in layer mode but the workspace's toolchain
+        // cache, cordon's own) takes no pins: renaming a directory of the layer's lower tree
+        // fails (`EXDEV`), and a pin, a bind of the host's directory, would write through.
+        let layered = plan.workspace_mode.layered();
+        let own_cache = plan.caches.as_ref().map(|c| c.root.clone());
         let mut pins: Vec<PathBuf> = Vec::new();
         for prot in &plan.protected {
+            if layered && own_cache.as_ref() != Some(&prot.root) {
+                continue;
+            }
             let Ok(rel) = prot.path.strip_prefix(&prot.root) else {
                 continue;
             };

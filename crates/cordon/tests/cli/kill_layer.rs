@@ -23,7 +23,8 @@ const READY_DEADLINE: Duration = Duration::from_secs(60);
 /// the payload does once it has written everything.
 const PAYLOAD: &str = "mkdir -p gen && i=0; while [ $i -lt 400 ]; do echo $i > gen/f$i; i=$((i+1)); done; \
      echo changed > a.txt; rm b.txt; mv c.txt d.txt; echo 'touch /tmp/never' > .envrc; \
-     echo new > new.txt; echo ready; WAIT";
+     echo new > new.txt; echo 0123 > .git/refs/heads/made; echo obj > .git/objects/ab; \
+     echo ready; WAIT";
 
 struct Ws {
     home: tempfile::TempDir,
@@ -43,6 +44,12 @@ impl Ws {
             std::fs::write(work.join(name), text).unwrap();
         }
         std::fs::write(work.join("sub/kept.txt"), "kept\n").unwrap();
+        // A repository: its `.git` is under the layer too (no bind of the host's writes through).
+        std::fs::create_dir_all(work.join(".git/refs/heads")).unwrap();
+        std::fs::create_dir_all(work.join(".git/objects")).unwrap();
+        std::fs::create_dir_all(work.join(".git/hooks")).unwrap();
+        std::fs::write(work.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::fs::write(work.join(".git/config"), "[core]\n").unwrap();
         Ws { home, work }
     }
 
@@ -62,6 +69,7 @@ impl Ws {
             .cordon()
             .args(["run", "--layer", "--", "/bin/sh", "-c"])
             .arg(PAYLOAD.replace("WAIT", wait))
+            .arg(self.marker())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
@@ -81,6 +89,14 @@ impl Ws {
                 panic!("the payload never said ready: {other:?}");
             }
         }
+    }
+
+    /// The payload's `$0`, unique to this workspace: its processes are found by it.
+    fn marker(&self) -> String {
+        format!(
+            "killlayer-{}",
+            self.home.path().file_name().unwrap().to_string_lossy()
+        )
     }
 
     fn cordon_out(&self, args: &[&str]) -> Output {
@@ -143,9 +159,11 @@ fn layers_left(state: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// Waits until no process of the test's jails is left (their command lines hold the workspace).
-fn jail_gone(work: &Path) {
-    let needle = "gen/f";
+/// Waits until no process of the workspace's jails is left (their command lines hold its
+/// marker).
+fn jail_gone(ws: &Ws) {
+    let needle = ws.marker();
+    let work = &ws.work;
     let since = Instant::now();
     while since.elapsed() < Duration::from_secs(5) {
         let alive = std::fs::read_dir("/proc")
@@ -154,7 +172,7 @@ fn jail_gone(work: &Path) {
             .filter(|e| e.file_name().to_string_lossy().parse::<u32>().is_ok())
             .any(|e| {
                 std::fs::read(e.path().join("cmdline"))
-                    .is_ok_and(|c| String::from_utf8_lossy(&c).contains(needle))
+                    .is_ok_and(|c| String::from_utf8_lossy(&c).contains(&needle))
             });
         if !alive {
             return;
@@ -188,7 +206,7 @@ fn a_layered_run_killed_while_its_jail_runs_leaves_the_workspace_and_keeps_its_c
     let mut child = child;
     child.kill().unwrap();
     child.wait().unwrap();
-    jail_gone(&ws.work);
+    jail_gone(&ws);
     assert_eq!(
         tree(&ws.work),
         before,
@@ -243,7 +261,7 @@ fn the_next_layered_run_recovers_a_killed_one_and_says_so() {
     let mut child = ws.start("sleep 60");
     child.kill().unwrap();
     child.wait().unwrap();
-    jail_gone(&ws.work);
+    jail_gone(&ws);
     let out = ws.cordon_out(&["run", "--layer", "--json", "--", "/bin/true"]);
     let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!("{e}: {}", String::from_utf8_lossy(&out.stderr));
@@ -290,7 +308,7 @@ fn a_layered_run_killed_at_any_instant_of_its_commit_is_whole_or_absent() {
         std::thread::sleep(Duration::from_millis(delay_ms));
         let _ = child.kill();
         child.wait().unwrap();
-        jail_gone(&ws.work);
+        jail_gone(&ws);
         let r = ws.recover();
         let now = tree(&ws.work);
         if now == before {

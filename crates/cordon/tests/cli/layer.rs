@@ -85,3 +85,70 @@ fn review_keeps_the_change_and_live_writes_through() {
     );
     assert!(!j.work.join("never").exists());
 }
+
+/// Hard links (issue #30): a local clone's objects and a package store's files share their
+/// inode with a file outside the workspace. A live run is refused when git's objects are
+/// shared; a layered run is not, and what it writes through the workspace's names never
+/// reaches the other names.
+#[test]
+fn a_layered_run_writes_hard_linked_files_without_changing_their_other_names() {
+    let j = Jail::new();
+    let store = j.home.path().join("store");
+    std::fs::create_dir_all(&store).unwrap();
+    std::fs::create_dir_all(j.work.join(".git/objects/pack")).unwrap();
+    std::fs::write(j.work.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    std::fs::write(store.join("pack"), "origin pack\n").unwrap();
+    std::fs::write(store.join("module.js"), "store copy\n").unwrap();
+    std::fs::hard_link(store.join("pack"), j.work.join(".git/objects/pack/p.pack")).unwrap();
+    std::fs::hard_link(store.join("module.js"), j.work.join("module.js")).unwrap();
+    let script =
+        "echo rewritten >> .git/objects/pack/p.pack; echo patched > module.js; chmod 600 module.js";
+    let live = j.run(&["run", "--live", "--", "/bin/sh", "-c", script]);
+    assert_eq!(
+        live.status.code(),
+        Some(126),
+        "a live run over shared git objects must be refused: {}",
+        text(&live.stderr)
+    );
+    assert!(
+        text(&live.stderr).contains("outside-hard-link"),
+        "{}",
+        text(&live.stderr)
+    );
+    let r = json(
+        &j,
+        &["run", "--layer", "--json", "--", "/bin/sh", "-c", script],
+    );
+    assert_eq!(r["status"], "exited", "{r}");
+    assert_eq!(r["exit_code"], 0, "{r}");
+    assert_eq!(
+        std::fs::read_to_string(j.work.join("module.js")).unwrap(),
+        "patched\n",
+        "{r}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(j.work.join(".git/objects/pack/p.pack")).unwrap(),
+        "origin pack\nrewritten\n",
+        "{r}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(store.join("module.js")).unwrap(),
+        "store copy\n",
+        "the store's name changed through the workspace's"
+    );
+    assert_eq!(
+        std::fs::read_to_string(store.join("pack")).unwrap(),
+        "origin pack\n",
+        "the origin's pack changed through the workspace's"
+    );
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        std::fs::metadata(store.join("module.js"))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777,
+        0o644,
+        "the store's mode changed through the workspace's name"
+    );
+}
