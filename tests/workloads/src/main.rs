@@ -1124,21 +1124,31 @@ mod tests {
     fn a_known_difference_is_reported_but_does_not_fail() {
         let probe = probes::PROBES
             .iter()
-            .find(|p| p.name == "unix-socket")
+            .find(|p| p.name == "tar-owner")
             .map(Item::Probe)
-            .unwrap_or_else(|| panic!("no unix-socket probe"));
+            .unwrap_or_else(|| panic!("no tar-owner probe"));
+        let evidence = "tar: f: Cannot change ownership to uid 1000, gid 1000: Invalid argument";
         let row = Row {
             item: probe,
             runs: vec![
                 (Who::Root, Place::Host, run(0, 0, 0, "")),
-                (Who::Root, Place::Jail, run(1, 0, 0, "PermissionError")),
+                (Who::Root, Place::Jail, run(2, 0, 0, evidence)),
             ],
         };
         let verdict = judge(&[row]);
         assert!(verdict.failures.is_empty(), "{:?}", verdict.failures);
         assert_eq!(verdict.differences.len(), 1);
-        assert!(verdict.differences[0].why.contains("AF_UNIX"));
-        assert_eq!(verdict.differences[0].evidence, "PermissionError");
+        assert!(verdict.differences[0].why.contains("fchownat"));
+        assert_eq!(verdict.differences[0].evidence, evidence);
+        // The same difference for the user is not known: it fails.
+        let row = Row {
+            item: probe,
+            runs: vec![
+                (Who::User, Place::Host, run(0, 0, 0, "")),
+                (Who::User, Place::Jail, run(2, 0, 0, evidence)),
+            ],
+        };
+        assert_eq!(judge(&[row]).failures.len(), 1);
     }
 
     #[test]
