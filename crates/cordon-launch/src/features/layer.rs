@@ -178,7 +178,13 @@ impl Feature for Layer {
         // Made under a temporary name, its start marker locked, then named `jail-*`: a
         // `jail-*` directory whose marker is unlocked has lost its launcher.
         let making = state.join(format!("{}{name}", layer_abandoned::NEW_PREFIX));
-        make(&making)?;
+        // A spare left by a run that changed nothing is taken when there is one (a rename
+        // instead of making and later removing five directories); else a new one is made.
+        if layer_abandoned::take_spare(&state, &making) {
+            let _ = std::fs::remove_file(making.join(STARTED));
+        } else {
+            make(&making)?;
+        }
         // The start marker: its time is the run's start for the commit's conflict check.
         let roots: String = layered_roots(run)
             .map(|r| format!("{}\n", r.display()))
@@ -256,6 +262,7 @@ impl Feature for Layer {
         let started = run_dir.join(STARTED);
         let mut roots = Vec::with_capacity(self.layers.len());
         let mut finished = true;
+        let mut untouched = true;
         for (root, dir) in &self.layers {
             let upper = dir.join("upper");
             if std::fs::read_dir(&upper).is_ok_and(|mut e| e.next().is_none()) {
@@ -267,6 +274,7 @@ impl Feature for Layer {
                 });
                 continue;
             }
+            untouched = false;
             // From here the commit's journal decides what a killed launcher left.
             let _ = std::fs::write(dir.join(layer_abandoned::COMMITTING), "");
             match cordon_commit::commit_root(root, &dir.join("upper"), state, &started, mode) {
@@ -310,7 +318,9 @@ impl Feature for Layer {
                 }
             }
         }
-        if finished {
+        if finished && untouched {
+            layer_abandoned::park_spare(state, &run_dir);
+        } else if finished {
             remove_layer(&run_dir);
         }
         outcome.changes = Some(Changes {

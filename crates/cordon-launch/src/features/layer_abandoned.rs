@@ -11,7 +11,8 @@
 //! the command's ending is unknown, so nothing of it is applied without the user (`cordon apply
 //! RUN` or `cordon drop RUN`). Its layer directory is then removed. A temporary directory
 //! (`new-*`) left by a launcher killed while making it is removed once it is a minute old and
-//! unlocked: no jail ever ran on it.
+//! unlocked: no jail ever ran on it. A run that changed nothing leaves its layer directory as a
+//! spare (`spare-*`) that the next run takes by a rename, instead of removing it.
 
 use std::fs::File;
 use std::os::unix::fs::OpenOptionsExt;
@@ -29,6 +30,8 @@ pub(crate) const COMMITTING: &str = "committing";
 pub(crate) const RUN_PREFIX: &str = "jail-";
 /// The prefix of a run's layer directory while the launcher makes it.
 pub(crate) const NEW_PREFIX: &str = "new-";
+/// The prefix of an unchanged run's layer directory kept for the next run.
+pub(crate) const SPARE_PREFIX: &str = "spare-";
 /// How old an unlocked temporary directory must be before it is taken for abandoned.
 const NEW_GRACE: Duration = Duration::from_secs(60);
 
@@ -153,6 +156,28 @@ fn keep_for_review(state: &Path, dir: &Path, started: &Path) -> Abandoned {
     }
     remove_layer(dir);
     abandoned
+}
+
+/// Takes a spare layer directory of `state` (one an unchanged run left) by renaming it to
+/// `to`; `false` when there is none or another run took it first.
+pub(crate) fn take_spare(state: &Path, to: &Path) -> bool {
+    let Ok(entries) = std::fs::read_dir(state) else {
+        return false;
+    };
+    entries.flatten().any(|e| {
+        e.file_name().to_string_lossy().starts_with(SPARE_PREFIX)
+            && std::fs::rename(e.path(), to).is_ok()
+    })
+}
+
+/// Keeps the layer directory of a run that changed nothing as a spare for the next run (its
+/// uppers are empty; the overlay clears its work directory when mounted); removes it when it
+/// cannot be renamed.
+pub(crate) fn park_spare(state: &Path, run_dir: &Path) {
+    let spare = state.join(format!("{SPARE_PREFIX}{}", crate::host::token::nonce()));
+    if std::fs::rename(run_dir, &spare).is_err() {
+        remove_layer(run_dir);
+    }
 }
 
 /// One line for people about what `cordon_commit::recover` did.

@@ -152,3 +152,54 @@ fn a_layered_run_writes_hard_linked_files_without_changing_their_other_names() {
         "the store's mode changed through the workspace's name"
     );
 }
+
+/// A run that changes nothing leaves its layer directory as a spare, and the next run takes it:
+/// one spare at most after runs one at a time, and a run on a taken spare commits as any other.
+#[test]
+fn an_unchanged_layer_is_kept_as_the_next_runs_spare() {
+    let j = Jail::new();
+    let state = j.home.path().join(".cache/cordon/layers");
+    let entries = || -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(&state)
+            .unwrap()
+            .flatten()
+            .filter(|w| w.path().is_dir())
+            .flat_map(|w| std::fs::read_dir(w.path()).unwrap().flatten())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n != "lock" && n != "runs")
+            .collect();
+        names.sort();
+        names
+    };
+    for _ in 0..3 {
+        let out = j.run(&["run", "--layer", "--", "/bin/true"]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let left = entries();
+        assert!(
+            left.len() == 1 && left[0].starts_with("spare-"),
+            "after an unchanged run: {left:?}"
+        );
+    }
+    let r = json(
+        &j,
+        &[
+            "run",
+            "--layer",
+            "--json",
+            "--",
+            "/bin/sh",
+            "-c",
+            "echo on-spare > spare.txt",
+        ],
+    );
+    assert_eq!(r["changes"]["applied"], true, "{r}");
+    assert_eq!(
+        std::fs::read_to_string(j.work.join("spare.txt")).unwrap(),
+        "on-spare\n"
+    );
+    assert!(
+        entries().is_empty(),
+        "a committed layer is removed: {:?}",
+        entries()
+    );
+}
