@@ -73,9 +73,18 @@ pub(crate) fn decide(layer: &Layer, verdicts: Vec<Verdict>, started: Started) ->
                 rewrite: None,
                 mode: None,
             },
-            Verdict::ApplyRewritten { bytes, .. } => Decided {
+            Verdict::ApplyRewritten { bytes, dropped } => Decided {
                 status: Status::Pending,
-                finding: None,
+                // Applied without what was dropped: the finding says what and why.
+                finding: dropped.first().map(|first| Finding {
+                    rule: first.rule.to_owned(),
+                    program: first.program.clone(),
+                    why: dropped
+                        .iter()
+                        .map(|d| d.why.as_str())
+                        .collect::<Vec<_>>()
+                        .join("; "),
+                }),
                 rewrite: Some(bytes),
                 mode: None,
             },

@@ -128,6 +128,7 @@ pub mod caches {
     pub use crate::features::caches::{clear, entries, prepare};
 }
 pub use features::env::{EnvRow, EnvSource};
+#[cfg(linux_backends)]
 pub use features::layer_abandoned::{Abandoned, recover_abandoned};
 pub use features::proxy::{Destination, PORT as PROXY_PORT};
 pub use features::{Changes, RootChanges};

@@ -28,7 +28,7 @@ pub(crate) fn guard(run: &Run<'_>, session: Option<&'static Session>) -> Host {
     let own_cache = run.plan.caches.as_ref().map(|c| c.root.clone());
     let in_layer =
         |p: &std::path::Path| layered && !own_cache.as_ref().is_some_and(|c| p.starts_with(c));
-    let guarded = if run.dry {
+    let mut guarded = if run.dry {
         run.plan
             .guard_with(&RealHost::new(None), &mut |p| !in_layer(&p.path))
     } else {
@@ -36,6 +36,9 @@ pub(crate) fn guard(run: &Run<'_>, session: Option<&'static Session>) -> Host {
             !in_layer(&p.path) && cleanup.placeholder(&p.path, p.kind).unwrap_or(false)
         })
     };
+    if layered {
+        guarded.leave_to_the_commit(own_cache.as_deref());
+    }
     Host {
         guarded,
         cleanup,

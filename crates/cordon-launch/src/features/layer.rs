@@ -284,6 +284,17 @@ impl Feature for Layer {
                             .violations
                             .extend(listed.iter().map(|l| refused_change(root, word, l)));
                     }
+                    // Applied without what the judge dropped (a git configuration's keys that
+                    // run commands): the dropped part is a refusal too.
+                    for listed in report.added.iter().chain(&report.modified) {
+                        if listed.finding.is_some() {
+                            outcome.violations.push(refused_change(
+                                root,
+                                "applied without what was refused",
+                                listed,
+                            ));
+                        }
+                    }
                     for c in &report.conflicts {
                         outcome.warnings.push(format!(
                             "{} changed on the host while the command ran: the host's version stays, the command's is kept (cordon changes)",
@@ -372,10 +383,17 @@ fn refused_change(root: &Path, word: &str, listed: &cordon_commit::Listed) -> Vi
         } else {
             format!(" ({} would run it)", f.program)
         };
-        format!(
-            "rule {}: {}{program}; {word}, kept in cordon's state for review (cordon changes)",
-            f.rule, f.why
-        )
+        if word.starts_with("applied") {
+            format!(
+                "rule {}: {}{program}; dropped, the rest applied",
+                f.rule, f.why
+            )
+        } else {
+            format!(
+                "rule {}: {}{program}; {word}, kept in cordon's state for review (cordon changes)",
+                f.rule, f.why
+            )
+        }
     });
     let mut line = format!("{word}: {}", path.display());
     line.truncate(line.floor_char_boundary(240));

@@ -49,6 +49,7 @@ pub(crate) mod git;
 pub(crate) mod home;
 #[cfg(linux_backends)]
 pub(crate) mod layer;
+#[cfg(linux_backends)]
 pub(crate) mod layer_abandoned;
 #[cfg(linux_backends)]
 pub(crate) mod layer_probe;

@@ -203,3 +203,49 @@ fn an_unchanged_layer_is_kept_as_the_next_runs_spare() {
         entries()
     );
 }
+
+/// Under the layer `.git/config` and `.git/hooks` are the commit's to judge, not read-only in
+/// the jail: `git config` works there, and what reaches the host's repository is only what
+/// `cordon-gitconfig` lets through (a hook never; a command-running key never).
+#[test]
+fn git_config_works_in_a_layered_jail_and_the_commit_keeps_only_what_is_allowed() {
+    let j = Jail::new();
+    assert!(
+        std::process::Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(&j.work)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let script = "git config user.name jailed && git config core.hooksPath /tmp/hooks-test \
+                  && printf '#!/bin/sh\\ntouch /tmp/never\\n' > .git/hooks/pre-commit \
+                  && git config --get user.name";
+    let r = json(
+        &j,
+        &["run", "--layer", "--json", "--", "/bin/sh", "-c", script],
+    );
+    assert_eq!(
+        r["exit_code"], 0,
+        "git config failed in the layered jail: {r}"
+    );
+    assert_eq!(r["stdout"]["text"], "jailed\n", "{r}");
+    let config = std::fs::read_to_string(j.work.join(".git/config")).unwrap();
+    assert!(
+        config.contains("jailed"),
+        "the allowed key did not reach the host: {config}"
+    );
+    assert!(
+        !config.contains("hooksPath"),
+        "a command-running key reached the host: {config}"
+    );
+    assert!(
+        !j.work.join(".git/hooks/pre-commit").exists(),
+        "a planted hook reached the host"
+    );
+    let violations = r["violations"].to_string().to_lowercase();
+    assert!(
+        violations.contains("pre-commit") && violations.contains("core.hookspath"),
+        "the refused hook and key are not reported: {r}"
+    );
+}
