@@ -23,22 +23,146 @@ pub fn cases() -> Vec<Case> {
             window,
         )
         .landlock_limit("the Landlock backend makes no layer: its runs are live"),
+        Case::attack(
+            "layer/killed-launcher",
+            Class::Protected,
+            "a `--layer` run SIGKILLed by its caller while the jail runs: the .envrc and the git ref it planted reach the host, after the next run too",
+            killed,
+        )
+        .landlock_limit("the Landlock backend makes no layer: its runs are live"),
     ]
 }
 
-/// A file named `name` in a run's layer below `dir` (`layers/<workspace>/jail-*/N/upper`).
-fn in_a_layer(dir: &Path, name: &str) -> bool {
-    let Ok(workspaces) = std::fs::read_dir(dir) else {
-        return false;
+/// `cordon` (as the column's user) in the workspace, with the suite's cache.
+fn cordon_in(ctx: &Ctx<'_>, args: &[&str]) -> Option<std::process::Output> {
+    let mut argv: Vec<std::ffi::OsString> = vec![ctx.cordon_binary().into()];
+    argv.extend(args.iter().map(Into::into));
+    ctx.as_user(argv)
+        .current_dir(&ctx.work)
+        .env_clear()
+        .env("HOME", &ctx.home)
+        .env("PATH", "/usr/bin:/bin")
+        .env(
+            "XDG_CACHE_HOME",
+            ctx.suite.base.join(format!("cache-{}", ctx.ids.uid)),
+        )
+        .output()
+        .ok()
+}
+
+/// The killed launcher: the command plants `.envrc` and a git ref, then waits; once the plant
+/// is made (on the host, or in the run's layer), cordon is SIGKILLed as a harness that gives up
+/// would. Then the next cordon in the workspace (`cordon recover`, as any layered run does
+/// first) finds the run; the canary, a held dot-entry it kept for review, is applied alone, as
+/// a user would. Escaped: the plant is on the host, after the kill or after the recovery.
+fn killed(ctx: &Ctx<'_>) -> Outcome {
+    let planted = ctx.work.join(".envrc");
+    let git_ref = ctx.work.join(".git/refs/heads/planted-by-jail");
+    let layers: PathBuf = ctx
+        .suite
+        .base
+        .join(format!("cache-{}", ctx.ids.uid))
+        .join("cordon/layers");
+    let mut cmd = ctx
+        .cordon()
+        .args(["--layer"])
+        .sh("echo 'touch /tmp/pwned' > .envrc; mkdir -p .git/refs/heads; echo 0 > .git/refs/heads/planted-by-jail; read go")
+        .stdin(b"")
+        .command();
+    cmd.stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let Ok(mut child) = cmd.spawn() else {
+        return super::protected::harness_err("cannot start cordon".into());
     };
-    workspaces.flatten().any(|w| {
-        std::fs::read_dir(w.path()).is_ok_and(|runs| {
-            runs.flatten().any(|r| {
-                std::fs::read_dir(r.path()).is_ok_and(|roots| {
-                    roots
-                        .flatten()
-                        .any(|root| root.path().join("upper").join(name).exists())
-                })
+    let _stdin = child.stdin.take();
+    let made = wait_for(Duration::from_secs(60), || {
+        planted.exists()
+            || in_a_layer(ctx, &layers, ".envrc")
+            || child.try_wait().ok().flatten().is_some()
+    });
+    let running = child.try_wait().ok().flatten().is_none();
+    let _ = child.kill();
+    let _ = child.wait();
+    // The jail dies with its launcher (bubblewrap's --die-with-parent); give it a moment.
+    let _ = wait_for(Duration::from_secs(5), || !in_a_live_layer(ctx, &layers));
+    let after_kill = planted.exists() || git_ref.exists();
+    let recovered = cordon_in(ctx, &["recover", "--json"]);
+    let report: Option<serde_json::Value> = recovered
+        .as_ref()
+        .and_then(|o| serde_json::from_slice(&o.stdout).ok());
+    if let Some(kept) = report
+        .as_ref()
+        .and_then(|r| r["abandoned"][0]["kept"][0]["run"].as_str())
+    {
+        let _ = cordon_in(ctx, &["apply", kept, ".escape-canary"]);
+    }
+    let after_recovery = planted.exists() || git_ref.exists();
+    let run = RunOut {
+        code: None,
+        out: String::new(),
+        err: recovered
+            .map(|o| String::from_utf8_lossy(&o.stderr).into_owned())
+            .unwrap_or_default(),
+        json: report,
+        ..RunOut::default()
+    };
+    if !made || !running {
+        return ctx.judge(
+            &run,
+            after_kill || after_recovery,
+            format!(
+                "the plant was {}made while the jail lived (it ended first or never wrote)",
+                if made { "" } else { "not " }
+            ),
+        );
+    }
+    ctx.judge(
+        &run,
+        after_kill || after_recovery,
+        match (after_kill, after_recovery) {
+            (true, _) => "the plant was on the host once the launcher was killed".to_owned(),
+            (false, true) => "the recovery after the kill applied the plant".to_owned(),
+            (false, false) => {
+                "the plant stayed in the killed run's layer, then was kept for review, not applied"
+                    .to_owned()
+            }
+        },
+    )
+}
+
+/// Whether a run's layer of this case's workspace below `dir` is still held by a live launcher
+/// (named `jail-*`, its start marker locked).
+fn in_a_live_layer(ctx: &Ctx<'_>, dir: &Path) -> bool {
+    let key = std::fs::canonicalize(&ctx.work)
+        .map(|w| cordon_policy::CacheLayout::workspace_key(&w))
+        .unwrap_or_default();
+    std::fs::read_dir(dir.join(key)).is_ok_and(|runs| {
+        runs.flatten().any(|r| {
+            let name = r.file_name();
+            if !name.to_string_lossy().starts_with("jail-") {
+                return false;
+            }
+            std::fs::File::open(r.path().join("started")).is_ok_and(|f| {
+                rustix::fs::flock(&f, rustix::fs::FlockOperation::NonBlockingLockShared).is_err()
+            })
+        })
+    })
+}
+
+/// A file named `name` in a run's layer of this case's workspace below `dir`
+/// (`layers/<workspace key>/jail-*/N/upper`): other cases' layers in the same column are not
+/// looked at.
+fn in_a_layer(ctx: &Ctx<'_>, dir: &Path, name: &str) -> bool {
+    let key = std::fs::canonicalize(&ctx.work)
+        .map(|w| cordon_policy::CacheLayout::workspace_key(&w))
+        .unwrap_or_default();
+    std::fs::read_dir(dir.join(key)).is_ok_and(|runs| {
+        runs.flatten().any(|r| {
+            std::fs::read_dir(r.path()).is_ok_and(|roots| {
+                roots
+                    .flatten()
+                    .any(|root| root.path().join("upper").join(name).exists())
             })
         })
     })
@@ -72,7 +196,7 @@ fn window(ctx: &Ctx<'_>) -> Outcome {
     let mut stdin = child.stdin.take();
     let made = wait_for(Duration::from_secs(60), || {
         planted.exists()
-            || in_a_layer(&layers, ".envrc")
+            || in_a_layer(ctx, &layers, ".envrc")
             || child.try_wait().ok().flatten().is_some()
     });
     // The window: the jail still lives (the command waits for its line).
