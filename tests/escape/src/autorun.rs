@@ -486,7 +486,7 @@ fn hard_linked_objects(ctx: &Ctx<'_>) -> Outcome {
         "printf EVILEVIL | dd of=\"$p\" bs=1 seek=12 conv=notrunc 2>/dev/null",
         "for f in .git/objects/info/*; do chmod u+w \"$f\"; echo evil >> \"$f\"; done",
     ]);
-    let full = format!("printf %s {} > .escape-canary; {script}", ctx.token);
+    let full = format!("printf %s {} > escape-canary; {script}", ctx.token);
     let out = ctx
         .cordon()
         .cwd(&clone)
@@ -495,7 +495,7 @@ fn hard_linked_objects(ctx: &Ctx<'_>) -> Outcome {
         .expect_steps(markers)
         .run();
     let changed = std::fs::read(&pack).unwrap_or_default() != before;
-    if std::fs::read_to_string(clone.join(".escape-canary")).is_ok_and(|t| t == ctx.token) {
+    if std::fs::read_to_string(clone.join("escape-canary")).is_ok_and(|t| t == ctx.token) {
         let _ = std::fs::write(ctx.canary_path(), &ctx.token);
     }
     refused_or_judged(

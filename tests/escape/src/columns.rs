@@ -2,7 +2,8 @@
 //! (host: the `shell` profile under bubblewrap; minimal: the `document-parser` profile under
 //! bubblewrap; landlock: the `shell` profile under the Landlock backend; serve: the `shell`
 //! profile under bubblewrap, each attack sent to `cordon serve` as the session's second command,
-//! so that it runs in a jail built ahead of it; none: no jail at all, the payload run directly as
+//! so that it runs in a jail built ahead of it; layer: the `shell` profile under bubblewrap with
+//! `--layer`, the workspace a transaction judged at the commit; none: no jail at all, the payload run directly as
 //! the user, to prove every attack case escapes without one). Every jailed column names its
 //! backend with `--backend`, so a broken bubblewrap can never fall back to Landlock unnoticed.
 
@@ -31,6 +32,9 @@ pub enum Jail {
     /// bubblewrap through `cordon serve`: the attack is the session's second request, handed to
     /// the jail the session built while idle (cordon-launch's warm.rs).
     Served,
+    /// bubblewrap with the workspace under the copy-on-write layer (`cordon run --layer`): every
+    /// write lands in the layer, the commit judges it, and none of live mode's repairs run.
+    Layered,
     /// No jail at all: the payload runs directly as the column's user, with the environment,
     /// working directory, stdin and planted files cordon would have been given. Every attack case
     /// must escape here (or declare why it cannot), else it tests nothing.
@@ -58,6 +62,11 @@ impl Column {
         Column::new(Who::User, Posture::Host, Jail::None),
     ];
 
+    /// Columns run only when named (`--columns root/layer`): the copy-on-write layer is opt-in
+    /// (`cordon run --layer`), and this column measures what making it the default would hold
+    /// (docs/limits.md lists what it finds).
+    pub const EXTRA: [Column; 1] = [Column::new(Who::Root, Posture::Host, Jail::Layered)];
+
     /// The no-jail columns (`--no-jail`).
     pub const NO_JAIL: [Column; 2] = [
         Column::new(Who::Root, Posture::Host, Jail::None),
@@ -78,6 +87,7 @@ impl Column {
             match (self.jail, self.posture) {
                 (Jail::Landlock, _) => "landlock",
                 (Jail::Served, _) => "serve",
+                (Jail::Layered, _) => "layer",
                 (Jail::None, _) => "none",
                 (Jail::Bwrap, Posture::Host) => "host",
                 (Jail::Bwrap, Posture::Minimal) => "minimal",
@@ -95,6 +105,11 @@ impl Column {
         self.jail == Jail::None
     }
 
+    /// Whether this column puts the workspace under the copy-on-write layer (`--layer`).
+    pub fn layered(self) -> bool {
+        self.jail == Jail::Layered
+    }
+
     /// Whether this column runs the minimal posture.
     pub fn minimal(self) -> bool {
         self.posture == Posture::Minimal
@@ -108,14 +123,17 @@ impl Column {
     /// The `cordon run` options that select the backend.
     pub fn backend_args(self) -> &'static [&'static str] {
         match self.jail {
-            Jail::Bwrap | Jail::Served => &["--backend", "bwrap"],
+            Jail::Bwrap | Jail::Served | Jail::Layered => &["--backend", "bwrap"],
             Jail::Landlock => &["--backend", "landlock"],
             Jail::None => &[],
         }
     }
 
     pub fn parse(name: &str) -> Option<Column> {
-        Column::ALL.into_iter().find(|c| c.name() == name)
+        Column::ALL
+            .into_iter()
+            .chain(Column::EXTRA)
+            .find(|c| c.name() == name)
     }
 
     /// The `cordon run` options that select the posture.

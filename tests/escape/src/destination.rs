@@ -631,7 +631,6 @@ fn holders(inodes: &[u64]) -> Vec<(u32, u64)> {
 }
 
 fn killed_launcher(ctx: &Ctx<'_>) -> Outcome {
-    let ready = ctx.work.join("listening");
     let python = ctx.python();
     // The payload's own listener, in the background, beside the proxy's.
     let script = format!(
@@ -647,9 +646,9 @@ fn killed_launcher(ctx: &Ctx<'_>) -> Outcome {
     };
     let pid = child.id();
     let started = super::harness::wait_for(Duration::from_secs(20), || {
-        ready.exists() || matches!(child.try_wait(), Ok(Some(_)))
+        ctx.written("listening").is_some() || matches!(child.try_wait(), Ok(Some(_)))
     });
-    if !ready.exists() {
+    if ctx.written("listening").is_none() {
         let _ = child.kill();
         let _ = child.wait();
         let printed = std::fs::read_to_string(ctx.dir.join("spawned.out")).unwrap_or_default();

@@ -267,7 +267,7 @@ impl<'a> Ctx<'a> {
 
     /// Where the canary goes.
     pub fn canary_path(&self) -> PathBuf {
-        self.work.join(".escape-canary")
+        self.work.join("escape-canary")
     }
 
     /// The shell words that write the canary: every payload starts with them.
@@ -281,7 +281,43 @@ impl<'a> Ctx<'a> {
 
     /// Whether the payload proved it ran.
     pub fn canary(&self) -> bool {
-        std::fs::read_to_string(self.canary_path()).is_ok_and(|t| t == self.token)
+        let holds = |p: &Path| std::fs::read_to_string(p).is_ok_and(|t| t == self.token);
+        holds(&self.canary_path())
+            || self
+                .in_a_layer(Path::new("escape-canary"))
+                .is_some_and(|p| holds(&p))
+    }
+
+    /// `rel` below the workspace as the payload wrote it: on the host, or, in a layered run
+    /// (`--layer`), in a layer of this workspace's runs not yet committed (cordon's
+    /// `layers/<workspace key>/jail-*/N/upper`).
+    pub fn written(&self, rel: &str) -> Option<PathBuf> {
+        let host = self.work.join(rel);
+        if host.exists() {
+            return Some(host);
+        }
+        self.in_a_layer(Path::new(rel))
+    }
+
+    fn in_a_layer(&self, rel: &Path) -> Option<PathBuf> {
+        let key = std::fs::canonicalize(&self.work)
+            .map(|w| cordon_policy::CacheLayout::workspace_key(&w))
+            .ok()?;
+        let runs = self
+            .suite
+            .base
+            .join(format!("cache-{}", self.ids.uid))
+            .join("cordon/layers")
+            .join(key);
+        std::fs::read_dir(runs).ok()?.flatten().find_map(|run| {
+            std::fs::read_dir(run.path())
+                .ok()?
+                .flatten()
+                .find_map(|root| {
+                    let p = root.path().join("upper").join(rel);
+                    p.exists().then_some(p)
+                })
+        })
     }
 
     /// The python interpreter payloads use.
@@ -670,6 +706,10 @@ impl<'c, 'a> Run<'c, 'a> {
         }
         if !self.args.iter().any(|a| a == "--backend") {
             argv.extend(ctx.column.backend_args().iter().map(OsString::from));
+        }
+        let mode = |a: &OsString| a == "--layer" || a == "--live" || a == "--review";
+        if ctx.column.layered() && !self.args.iter().any(mode) {
+            argv.push("--layer".into());
         }
         argv.extend(self.args.iter().cloned());
     }

@@ -53,8 +53,8 @@ fn cordon_in(ctx: &Ctx<'_>, args: &[&str]) -> Option<std::process::Output> {
 /// The killed launcher: the command plants `.envrc` and a git ref, then waits; once the plant
 /// is made (on the host, or in the run's layer), cordon is SIGKILLed as a harness that gives up
 /// would. Then the next cordon in the workspace (`cordon recover`, as any layered run does
-/// first) finds the run; the canary, a held dot-entry it kept for review, is applied alone, as
-/// a user would. Escaped: the plant is on the host, after the kill or after the recovery.
+/// first) finds the run and keeps it for review; the canary is applied from it alone, as a
+/// user would. Escaped: the plant is on the host, after the kill or after the recovery.
 fn killed(ctx: &Ctx<'_>) -> Outcome {
     let planted = ctx.work.join(".envrc");
     let git_ref = ctx.work.join(".git/refs/heads/planted-by-jail");
@@ -95,7 +95,7 @@ fn killed(ctx: &Ctx<'_>) -> Outcome {
         .as_ref()
         .and_then(|r| r["abandoned"][0]["kept"][0]["run"].as_str())
     {
-        let _ = cordon_in(ctx, &["apply", kept, ".escape-canary"]);
+        let _ = cordon_in(ctx, &["apply", kept, "escape-canary"]);
     }
     let after_recovery = planted.exists() || git_ref.exists();
     let run = RunOut {
@@ -224,31 +224,8 @@ fn window(ctx: &Ctx<'_>) -> Outcome {
         hung: status.is_none(),
         ..RunOut::default()
     };
-    // The canary is a new dot-entry at the workspace's top, which the commit holds for the
-    // user's consent: applied here, alone, as the user would (`cordon apply RUN PATH`).
-    if let Some(held_run) = run
-        .json
-        .as_ref()
-        .and_then(|j| j["changes"]["roots"][0]["report"]["run"].as_str())
-    {
-        let argv = vec![
-            ctx.cordon_binary().into(),
-            "apply".into(),
-            held_run.into(),
-            ".escape-canary".into(),
-        ];
-        let _ = ctx
-            .as_user(argv)
-            .current_dir(&ctx.work)
-            .env_clear()
-            .env("HOME", &ctx.home)
-            .env("PATH", "/usr/bin:/bin")
-            .env(
-                "XDG_CACHE_HOME",
-                ctx.suite.base.join(format!("cache-{}", ctx.ids.uid)),
-            )
-            .output();
-    }
+    // The canary (`escape-canary` at the workspace's top) is an ordinary file: the commit
+    // applies it.
     if !made || !running {
         return ctx.judge(
             &run,

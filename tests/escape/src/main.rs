@@ -365,7 +365,7 @@ struct EscapeArgs {
     /// Run the cases against deliberately weakened launchers; fail unless each is caught.
     #[arg(long)]
     mutants: bool,
-    /// Only these columns (root/host, root/minimal, user/host, user/minimal, root/landlock, user/landlock, root/serve, root/none, user/none); default: all.
+    /// Only these columns (root/host, root/minimal, user/host, user/minimal, root/landlock, user/landlock, root/serve, root/none, user/none; root/layer runs only when named); default: all but root/layer.
     #[arg(long, value_delimiter = ',')]
     columns: Vec<String>,
     /// Only the cases whose id starts with one of these prefixes.
@@ -423,8 +423,9 @@ pub fn run(root: &Path, opts: &Options) -> Result<(), Error> {
             .map(|n| {
                 Column::parse(n).ok_or_else(|| {
                     err(format!(
-                        "unknown column {n:?}; known: {}",
-                        Column::ALL.map(Column::name).join(", ")
+                        "unknown column {n:?}; known: {}, and {} when named",
+                        Column::ALL.map(Column::name).join(", "),
+                        Column::EXTRA.map(Column::name).join(", ")
                     ))
                 })
             })

@@ -429,7 +429,7 @@ fn worktree_attack(ctx: &Ctx<'_>, profile: Option<&str>) -> Outcome {
     if ctx.column.landlock() {
         // Under Landlock nothing can be created directly in a workspace root (a documented
         // limit); the worktree's canary must exist for the payload to prove it ran.
-        if let Err(e) = ctx.plant(&wt.join(".escape-canary"), "") {
+        if let Err(e) = ctx.plant(&wt.join("escape-canary"), "") {
             return harness_err(e);
         }
     }
@@ -452,14 +452,14 @@ fn worktree_attack(ctx: &Ctx<'_>, profile: Option<&str>) -> Outcome {
     if let Some(p) = profile {
         run = run.no_posture().args(["--profile", p]);
     }
-    let full = format!("printf %s {} > .escape-canary; {script}", ctx.token);
+    let full = format!("printf %s {} > escape-canary; {script}", ctx.token);
     let out = run
         .payload(["/bin/sh", "-c", full.as_str()])
         .expect_steps(markers)
         .run();
     let after = snapshot(&watch);
     // The canary lives in the default workspace; this case's workspace is the worktree.
-    let canary = wt.join(".escape-canary");
+    let canary = wt.join("escape-canary");
     if std::fs::read_to_string(&canary).is_ok_and(|t| t == ctx.token) {
         let _ = std::fs::write(ctx.canary_path(), &ctx.token);
     }

@@ -1,8 +1,8 @@
 //! Protected paths and the auto-run registry: the plan's guard with its placeholders made on
 //! the host (`host/placeholders.rs`), and after the run the sweep (`sweep.rs`): auto-run files
 //! the command created where none existed are moved aside, files the plan restores are put
-//! back. Under the copy-on-write layer (`layer.rs`) neither is made for a layered root: the
-//! commit judges what the command planted there.
+//! back. Under the copy-on-write layer (`layer.rs`) both stay: the commit judges first, the
+//! sweep catches what it let through at an auto-run name.
 //!
 //! Recovery: every placeholder is registered with the session reaper before it exists, so a
 //! killed launcher's placeholders are removed (when still exactly what was made). The sweep
@@ -20,25 +20,13 @@ use crate::host::reaper::Session;
 /// registered with `session`, or only listed under `cordon explain`.
 pub(crate) fn guard(run: &Run<'_>, session: Option<&'static Session>) -> Host {
     let mut cleanup = Cleanup::new(session);
-    // Under the copy-on-write layer no placeholder is made in a layered root: the host would
-    // see it while the jail lives, and what the command plants there lands in its layer, where
-    // the commit judges it (issue #30). The workspace's toolchain cache, cordon's own, is not
-    // layered and keeps them.
-    let layered = layered(run);
-    let own_cache = run.plan.caches.as_ref().map(|c| c.root.clone());
-    let in_layer =
-        |p: &std::path::Path| layered && !own_cache.as_ref().is_some_and(|c| p.starts_with(c));
-    let mut guarded = if run.dry {
-        run.plan
-            .guard_with(&RealHost::new(None), &mut |p| !in_layer(&p.path))
+    let guarded = if run.dry {
+        run.plan.guard(&RealHost::new(None))
     } else {
         run.plan.guard_with(&RealHost::new(None), &mut |p| {
-            !in_layer(&p.path) && cleanup.placeholder(&p.path, p.kind).unwrap_or(false)
+            cleanup.placeholder(&p.path, p.kind).unwrap_or(false)
         })
     };
-    if layered {
-        guarded.leave_to_the_commit(own_cache.as_deref());
-    }
     Host {
         guarded,
         cleanup,
@@ -46,11 +34,6 @@ pub(crate) fn guard(run: &Run<'_>, session: Option<&'static Session>) -> Host {
         named: Vec::new(),
         layers: Vec::new(),
     }
-}
-
-/// Whether the run's roots are under the copy-on-write layer (`layer.rs`).
-fn layered(run: &Run<'_>) -> bool {
-    run.plan.workspace_mode.layered() && run.backend.layers()
 }
 
 /// The sweep of one run.
@@ -76,8 +59,7 @@ impl Feature for Autorun {
         host: &Host,
         _args: &mut super::Arguments,
     ) -> Result<(), crate::LaunchError> {
-        // Under the layer nothing is planted on the host: the commit is the judge, no sweep.
-        if !run.dry && !layered(run) {
+        if !run.dry {
             self.sweep = Some(Box::new(super::sweep::Sweep::of(&host.guarded)));
         }
         Ok(())

@@ -80,17 +80,18 @@ fn refusal(run: &Run<'_>) -> Result<(), String> {
         rustix::process::getegid().as_raw(),
     );
     for root in layered_roots(run) {
+        if base.starts_with(root) {
+            return Err(format!(
+                "the writable root {} holds cordon's own state ({}), where the layer's commit keeps its journal",
+                root.display(),
+                base.display()
+            ));
+        }
         let meta = std::fs::metadata(root)
             .map_err(|e| format!("cannot read the writable root {}: {e}", root.display()))?;
         if !meta.is_dir() {
             return Err(format!(
                 "the writable root {} is not a directory",
-                root.display()
-            ));
-        }
-        if root.as_os_str().as_encoded_bytes().contains(&b'\n') {
-            return Err(format!(
-                "the writable root {} has a newline in its path",
                 root.display()
             ));
         }
@@ -186,9 +187,11 @@ impl Feature for Layer {
             make(&making)?;
         }
         // The start marker: its time is the run's start for the commit's conflict check.
-        let roots: String = layered_roots(run)
-            .map(|r| format!("{}\n", r.display()))
+        // The roots, NUL-terminated (any other byte may be in a path).
+        let roots: Vec<std::ffi::OsString> = layered_roots(run)
+            .map(|r| r.clone().into_os_string())
             .collect();
+        let roots = crate::stage::encode_command(&roots).unwrap_or_default();
         let marker = layer_abandoned::create_marker(&making.join(STARTED), &roots).map_err(
             LaunchError::io(format!(
                 "writing the layer's start marker in {}",

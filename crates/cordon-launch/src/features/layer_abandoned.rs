@@ -66,7 +66,7 @@ fn libc_nofollow() -> i32 {
 }
 
 /// Creates and locks a new run's start marker (held until the returned file is dropped).
-pub(crate) fn create_marker(path: &Path, roots: &str) -> std::io::Result<File> {
+pub(crate) fn create_marker(path: &Path, roots: &[u8]) -> std::io::Result<File> {
     use std::io::Write;
     let mut file = std::fs::OpenOptions::new()
         .write(true)
@@ -75,7 +75,7 @@ pub(crate) fn create_marker(path: &Path, roots: &str) -> std::io::Result<File> {
         .custom_flags(libc_nofollow())
         .open(path)?;
     rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive)?;
-    file.write_all(roots.as_bytes())?;
+    file.write_all(roots)?;
     Ok(file)
 }
 
@@ -124,14 +124,25 @@ fn keep_for_review(state: &Path, dir: &Path, started: &Path) -> Abandoned {
         mid_commit: Vec::new(),
         error: None,
     };
-    let roots = match std::fs::read_to_string(started) {
-        Ok(r) => r,
+    let decode = |b: Vec<u8>| {
+        if b.is_empty() {
+            Some(Vec::new())
+        } else {
+            crate::stage::decode_command(&b)
+        }
+    };
+    let roots = match std::fs::read(started).map(decode) {
+        Ok(Some(r)) => r,
+        Ok(None) => {
+            abandoned.error = Some(format!("{} is malformed", started.display()));
+            return abandoned;
+        }
         Err(e) => {
             abandoned.error = Some(format!("reading {}: {e}", started.display()));
             return abandoned;
         }
     };
-    for (i, root) in roots.lines().enumerate() {
+    for (i, root) in roots.iter().enumerate() {
         if dir.join(i.to_string()).join(COMMITTING).exists() {
             abandoned.mid_commit.push(PathBuf::from(root));
             continue;
@@ -149,7 +160,10 @@ fn keep_for_review(state: &Path, dir: &Path, started: &Path) -> Abandoned {
         ) {
             Ok(report) => abandoned.kept.push(report),
             Err(e) => {
-                abandoned.error = Some(format!("keeping the changes to {root}: {e}"));
+                abandoned.error = Some(format!(
+                    "keeping the changes to {}: {e}",
+                    Path::new(root).display()
+                ));
                 return abandoned;
             }
         }

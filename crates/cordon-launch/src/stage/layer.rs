@@ -100,7 +100,9 @@ pub(crate) fn enter(roots_fd: i32, filter_fd: i32) -> Result<(), String> {
         .ok_or("the layer roots are malformed")?;
     let filter = read_fd(filter_fd, "seccomp program")?;
     let cwd = std::env::current_dir().map_err(|e| format!("cannot read the directory: {e}"))?;
-    let table = std::fs::read_to_string("/proc/self/mountinfo")
+    // Bytes: the kernel escapes only space, tab, newline and backslash; a path may hold any
+    // other byte, UTF-8 or not.
+    let table = std::fs::read("/proc/self/mountinfo")
         .map_err(|e| format!("cannot read the jail's mount table: {e}"))?;
     let mut hidden = Vec::new();
     for (index, root) in roots.iter().enumerate() {
@@ -170,18 +172,18 @@ fn nest_user_namespace() -> Result<(), String> {
 }
 
 /// The mount points of a `/proc/self/mountinfo` text (its fifth field, unescaped).
-fn mount_points(table: &str) -> Vec<PathBuf> {
+fn mount_points(table: &[u8]) -> Vec<PathBuf> {
     table
-        .lines()
-        .filter_map(|l| l.split(' ').nth(4))
+        .split(|b| *b == b'\n')
+        .filter_map(|l| l.split(|b| *b == b' ').nth(4))
         .map(|p| PathBuf::from(unescape(p)))
         .collect()
 }
 
 /// `\040`-style octal escapes of the mount table undone.
-fn unescape(field: &str) -> std::ffi::OsString {
+fn unescape(field: &[u8]) -> std::ffi::OsString {
     use std::os::unix::ffi::OsStringExt;
-    let bytes = field.as_bytes();
+    let bytes = field;
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
@@ -336,7 +338,7 @@ mod tests {
             5 2 0:5 / /home/u/ws/with\\040space ro - tmpfs tmpfs ro\n\
             6 1 8:1 /ws2 /home/u/ws2 rw - ext4 /dev/vda rw\n\
             7 2 8:1 /ws/.git/hooks /home/u/ws/.git/hooks ro - ext4 /dev/vda rw\n";
-        let points = mount_points(table);
+        let points = mount_points(table.as_bytes());
         assert_eq!(
             below(&points, Path::new("/home/u/ws")),
             [
@@ -345,6 +347,15 @@ mod tests {
             ]
         );
         assert!(below(&points, Path::new("/home/u/ws2")).is_empty());
+    }
+
+    #[test]
+    fn a_mount_point_that_is_not_utf8_is_read_as_its_bytes() {
+        use std::os::unix::ffi::OsStrExt;
+        let table =
+            b"1 0 8:1 / / ro - ext4 /dev/vda rw\n2 1 0:5 / /ws/bad-\xff ro - tmpfs tmpfs ro\n";
+        let points = mount_points(table);
+        assert_eq!(points[1].as_os_str().as_bytes(), b"/ws/bad-\xff");
     }
 
     #[test]

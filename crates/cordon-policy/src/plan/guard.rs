@@ -130,19 +130,6 @@ impl Deref for GuardedPlan {
 }
 
 impl GuardedPlan {
-    /// The guard of a jail whose writable roots, all but `own` (the workspace's toolchain
-    /// cache, cordon's), are under a copy-on-write layer: their protected paths and
-    /// placeholders go. What the command writes there lands in its layer, and the commit judges
-    /// it (git configuration through `cordon-gitconfig`, hooks, the auto-run registry, project
-    /// configuration by allowlist), so `git config` works in the jail and nothing is bound over
-    /// the host's files. Only the launcher knows the backend makes the layer; a backend that
-    /// runs live keeps the whole guard.
-    pub fn leave_to_the_commit(&mut self, own: Option<&Path>) {
-        let kept = |p: &Path| own.is_some_and(|o| p.starts_with(o));
-        self.plan.protected.retain(|p| kept(&p.root));
-        self.placeholders.retain(|p| kept(&p.path));
-    }
-
     /// The guarded plan.
     pub fn plan(&self) -> &Plan {
         &self.plan

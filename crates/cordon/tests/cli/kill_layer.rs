@@ -120,8 +120,22 @@ impl Ws {
     }
 }
 
-/// Every entry below `root` with its type, mode and content.
+/// Every entry below `root` with its type, mode and content, but for the auto-run guard's
+/// placeholder `.git/commondir` (a file reading `.`, made on the host for every run, live or
+/// layered, and removed after it: `crates/cordon-launch/src/features/autorun.rs`).
 fn tree(root: &Path) -> BTreeMap<PathBuf, String> {
+    let mut all = tree_all(root);
+    let placeholder = PathBuf::from(".git/commondir");
+    if all
+        .get(&placeholder)
+        .is_some_and(|e| e == &format!("file 644 {:?}", b".\n"))
+    {
+        all.remove(&placeholder);
+    }
+    all
+}
+
+fn tree_all(root: &Path) -> BTreeMap<PathBuf, String> {
     fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<PathBuf, String>) {
         for e in std::fs::read_dir(dir).unwrap().flatten() {
             let path = e.path();

@@ -204,11 +204,13 @@ fn an_unchanged_layer_is_kept_as_the_next_runs_spare() {
     );
 }
 
-/// Under the layer `.git/config` and `.git/hooks` are the commit's to judge, not read-only in
-/// the jail: `git config` works there, and what reaches the host's repository is only what
-/// `cordon-gitconfig` lets through (a hook never; a command-running key never).
+/// Under the layer the host's `.git/config` and `.git/hooks` stay read-only in the jail, as in
+/// a live run, but without the git broker (its binds of the host's `.git` would write through
+/// the layer): `git config` fails there, and neither a key nor a hook reaches the host. A new
+/// repository made in the jail is the commit's to judge: its hook is refused, and a
+/// command-running key in its configuration is dropped and reported.
 #[test]
-fn git_config_works_in_a_layered_jail_and_the_commit_keeps_only_what_is_allowed() {
+fn a_layered_jail_keeps_git_config_read_only_and_the_commit_judges_new_repositories() {
     let j = Jail::new();
     assert!(
         std::process::Command::new("git")
@@ -218,29 +220,45 @@ fn git_config_works_in_a_layered_jail_and_the_commit_keeps_only_what_is_allowed(
             .unwrap()
             .success()
     );
-    let script = "git config user.name jailed && git config core.hooksPath /tmp/hooks-test \
-                  && printf '#!/bin/sh\\ntouch /tmp/never\\n' > .git/hooks/pre-commit \
-                  && git config --get user.name";
+    let before = std::fs::read_to_string(j.work.join(".git/config")).unwrap();
+    let out = j.run(&[
+        "run",
+        "--layer",
+        "--",
+        "git",
+        "config",
+        "user.name",
+        "jailed",
+    ]);
+    assert_ne!(
+        out.status.code(),
+        Some(0),
+        "git config wrote the protected config"
+    );
+    assert_eq!(
+        std::fs::read_to_string(j.work.join(".git/config")).unwrap(),
+        before
+    );
+    let script = "git init -q sub && git -C sub config user.name jailed \
+                  && git -C sub config core.hooksPath /tmp/hooks-test \
+                  && printf '#!/bin/sh\\ntouch /tmp/never\\n' > sub/.git/hooks/pre-commit \
+                  && chmod +x sub/.git/hooks/pre-commit";
     let r = json(
         &j,
         &["run", "--layer", "--json", "--", "/bin/sh", "-c", script],
     );
-    assert_eq!(
-        r["exit_code"], 0,
-        "git config failed in the layered jail: {r}"
-    );
-    assert_eq!(r["stdout"]["text"], "jailed\n", "{r}");
-    let config = std::fs::read_to_string(j.work.join(".git/config")).unwrap();
+    assert_eq!(r["exit_code"], 0, "{r}");
+    let config = std::fs::read_to_string(j.work.join("sub/.git/config")).unwrap_or_default();
     assert!(
         config.contains("jailed"),
-        "the allowed key did not reach the host: {config}"
+        "the new repository's allowed key did not reach the host: {config} {r}"
     );
     assert!(
-        !config.contains("hooksPath"),
+        !config.to_lowercase().contains("hookspath"),
         "a command-running key reached the host: {config}"
     );
     assert!(
-        !j.work.join(".git/hooks/pre-commit").exists(),
+        !j.work.join("sub/.git/hooks/pre-commit").exists(),
         "a planted hook reached the host"
     );
     let violations = r["violations"].to_string().to_lowercase();
