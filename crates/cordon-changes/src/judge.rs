@@ -35,6 +35,11 @@ pub(crate) fn judge_one(view: &View<'_>, change: &Change, rules: &Rules) -> Verd
         if let Some(v) = git::judge_in_git_dir(view, change, &at, rules) {
             return v;
         }
+        // A directory made a git directory by a `.git` link or file is also a directory of
+        // the work tree, where the registry's programs look (`HEAD/.git -> .` makes `HEAD` both).
+        if let Some(v) = registry(change, rules) {
+            return v;
+        }
         return with_mode(change);
     }
     if change.path.file_name().is_some_and(|n| n == ".git") {
