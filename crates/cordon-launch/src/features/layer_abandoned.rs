@@ -11,7 +11,8 @@
 //! the command's ending is unknown, so nothing of it is applied without the user (`cordon apply
 //! RUN` or `cordon drop RUN`). Its layer directory is then removed. A temporary directory
 //! (`new-*`) left by a launcher killed while making it is removed once it is a minute old and
-//! unlocked: no jail ever ran on it. A run that changed nothing leaves its layer directory as a
+//! unlocked: no jail ever ran on it; one being removed is renamed `gone-*` first, and a
+//! `gone-*` left by a killed removal goes too. A run that changed nothing leaves its layer directory as a
 //! spare (`spare-*`) that the next run takes by a rename, instead of removing it.
 
 use std::fs::File;
@@ -30,6 +31,8 @@ pub(crate) const COMMITTING: &str = "committing";
 pub(crate) const RUN_PREFIX: &str = "jail-";
 /// The prefix of a run's layer directory while the launcher makes it.
 pub(crate) const NEW_PREFIX: &str = "new-";
+/// The prefix of a layer directory being removed.
+pub(crate) const GONE_PREFIX: &str = "gone-";
 /// The prefix of an unchanged run's layer directory kept for the next run.
 pub(crate) const SPARE_PREFIX: &str = "spare-";
 /// How old an unlocked temporary directory must be before it is taken for abandoned.
@@ -105,10 +108,20 @@ pub fn recover_abandoned(state: &Path) -> Vec<Abandoned> {
             }
             continue;
         }
+        if name.starts_with(GONE_PREFIX) {
+            remove_layer(&dir);
+            continue;
+        }
         if !name.starts_with(RUN_PREFIX) {
             continue;
         }
         let started = dir.join(STARTED);
+        if !started.exists() {
+            // Every `jail-*` has its marker from its making: one without is a removal from
+            // before the `gone-*` rename, killed half way.
+            remove_layer(&dir);
+            continue;
+        }
         let Some(_lock) = lock_marker(&started) else {
             continue;
         };
@@ -241,6 +254,20 @@ pub(crate) fn describe(a: &Abandoned) -> String {
 /// Removes a run's layer directory once committed or recovered (the overlay's work directories are mode 0).
 pub(crate) fn remove_layer(run_dir: &Path) {
     use std::os::unix::fs::PermissionsExt;
+    // Renamed out of the `jail-*` names first: a removal killed half way leaves a `gone-*`
+    // directory, which recovery removes, never a `jail-*` without its start marker.
+    let gone = match (run_dir.parent(), run_dir.file_name()) {
+        (Some(parent), Some(name)) if !name.to_string_lossy().starts_with(GONE_PREFIX) => {
+            let gone = parent.join(format!("{GONE_PREFIX}{}", name.to_string_lossy()));
+            if std::fs::rename(run_dir, &gone).is_ok() {
+                gone
+            } else {
+                run_dir.to_path_buf()
+            }
+        }
+        _ => run_dir.to_path_buf(),
+    };
+    let run_dir = gone.as_path();
     if let Ok(entries) = std::fs::read_dir(run_dir) {
         for e in entries.flatten() {
             let work = e.path().join("work").join("work");

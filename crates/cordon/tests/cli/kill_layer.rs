@@ -165,7 +165,10 @@ fn layers_left(state: &Path) -> Vec<PathBuf> {
     for ws in std::fs::read_dir(state).into_iter().flatten().flatten() {
         for run in std::fs::read_dir(ws.path()).into_iter().flatten().flatten() {
             let name = run.file_name().to_string_lossy().into_owned();
-            if name.starts_with("jail-") || name.starts_with("new-") {
+            if ["jail-", "new-", "gone-"]
+                .iter()
+                .any(|p| name.starts_with(p))
+            {
                 out.push(run.path());
             }
         }
@@ -340,9 +343,10 @@ fn a_layered_run_killed_at_any_instant_of_its_commit_is_whole_or_absent() {
                 "killed {delay_ms} ms after its command's last line, the workspace is half committed after recovery (first differences from before: {half:?}); recovery said {r}"
             );
         }
+        let left = layers_left(&ws.layer_state());
         assert!(
-            layers_left(&ws.layer_state()).is_empty(),
-            "killed {delay_ms} ms in, recovery left layer directories"
+            left.is_empty(),
+            "killed {delay_ms} ms in, recovery left layer directories: {left:?}; it said {r}"
         );
     }
     eprintln!(
