@@ -321,8 +321,8 @@ fn escape_suite(ctx: &Ctx) -> Result<(), Error> {
 /// The short load in a process of its own, so that its descriptor and memory checks see only
 /// the load's launcher.
 /// Builds the static binary and runs a jail through it: a vetted toolchain tree of the home is
-/// readable, the rest of the home (a plain file, a credential) is not, a write to the home is
-/// refused, the workspace is writable, as with the dynamically linked binary the tests use.
+/// readable, the rest of the home (a plain file, a credential) is not, a write to the home lands
+/// in the private home (not the real one), one to /usr is refused, the workspace is writable, as with the dynamically linked binary the tests use.
 fn dist(ctx: &Ctx) -> Result<(), Error> {
     let cordon = cordon_test_support::dist::build(ctx.root())?;
     let home = tempfile_dir("cordon-ci-dist")?;
@@ -339,13 +339,19 @@ fn dist(ctx: &Ctx) -> Result<(), Error> {
             .args(["run", "--", "sh", "-c"])
             .arg(
                 "cat ~/.local/bin/readable.txt; cat ~/hidden.txt 2>/dev/null || echo hidden; \
-                 cat ~/.ssh/id_ed25519 2>/dev/null; (echo x > ~/planted) 2>/dev/null || echo refused; \
+                 cat ~/.ssh/id_ed25519 2>/dev/null; (echo x > ~/planted) 2>/dev/null && echo private-home; \
+                 (echo x > /usr/cordon-ci-dist-planted) 2>/dev/null || echo refused; \
                  echo in-jail > made && cat made",
             )
             .env("HOME", &home)
             .current_dir(&work)
             .read()?;
-        if out.trim_end() != "visible\nhidden\nrefused\nin-jail" || home.join("planted").exists() {
+        // A write to the home lands in the workspace's private home, never the real one
+        // (docs/home.md); a write outside the writable set is refused.
+        if out.trim_end() != "visible\nhidden\nprivate-home\nrefused\nin-jail"
+            || home.join("planted").exists()
+            || Path::new("/usr/cordon-ci-dist-planted").exists()
+        {
             return Err(Error::Dist(format!(
                 "the static binary's jail did not hold: printed {out:?}"
             )));

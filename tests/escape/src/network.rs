@@ -226,7 +226,12 @@ fn raw(ctx: &Ctx<'_>) -> Outcome {
     )
 }
 
-fn listen_file(path: &PathBuf) -> Result<UnixListener, String> {
+/// A listening socket file. Its case directory stays until the suite's end: a jail of another
+/// case that starts meanwhile may have read it from the kernel's list and masks it, and
+/// bubblewrap cannot mount over a path whose directory is gone (docs/limits.md).
+fn listen_file(ctx: &Ctx<'_>, path: &PathBuf) -> Result<UnixListener, String> {
+    std::fs::write(ctx.dir.join(super::harness::KEEP_UNTIL_END), "")
+        .map_err(|e| format!("{}: {e}", ctx.dir.display()))?;
     let _ = std::fs::remove_file(path);
     let l = UnixListener::bind(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o777));
@@ -255,7 +260,7 @@ fn unix_file(ctx: &Ctx<'_>) -> Outcome {
     let in_outside = ctx.outside.join("host.sock");
     let in_tmp = PathBuf::from(format!("/tmp/cordon-escape-{}.sock", ctx.token));
     let _remove = Remove(in_tmp.clone());
-    let (a, b) = match (listen_file(&in_outside), listen_file(&in_tmp)) {
+    let (a, b) = match (listen_file(ctx, &in_outside), listen_file(ctx, &in_tmp)) {
         (Ok(a), Ok(b)) => (a, b),
         (Err(e), _) | (_, Err(e)) => return harness_err(e),
     };
@@ -303,7 +308,7 @@ fn abstract_socket(ctx: &Ctx<'_>) -> Outcome {
 fn agents(ctx: &Ctx<'_>) -> Outcome {
     let agent = ctx.outside.join("agent.sock");
     let bus = ctx.outside.join("bus.sock");
-    let (a, b) = match (listen_file(&agent), listen_file(&bus)) {
+    let (a, b) = match (listen_file(ctx, &agent), listen_file(ctx, &bus)) {
         (Ok(a), Ok(b)) => (a, b),
         (Err(e), _) | (_, Err(e)) => return harness_err(e),
     };
