@@ -299,25 +299,33 @@ impl<'a> Ctx<'a> {
         self.in_a_layer(Path::new(rel))
     }
 
-    fn in_a_layer(&self, rel: &Path) -> Option<PathBuf> {
+    /// This workspace's runs' layer directories in cordon's state (`layers/<workspace key>`).
+    pub fn layer_runs(&self) -> Option<PathBuf> {
         let key = std::fs::canonicalize(&self.work)
             .map(|w| cordon_policy::CacheLayout::workspace_key(&w))
             .ok()?;
-        let runs = self
-            .suite
-            .base
-            .join(format!("cache-{}", self.ids.uid))
-            .join("cordon/layers")
-            .join(key);
-        std::fs::read_dir(runs).ok()?.flatten().find_map(|run| {
-            std::fs::read_dir(run.path())
-                .ok()?
-                .flatten()
-                .find_map(|root| {
-                    let p = root.path().join("upper").join(rel);
-                    p.exists().then_some(p)
-                })
-        })
+        Some(
+            self.suite
+                .base
+                .join(format!("cache-{}", self.ids.uid))
+                .join("cordon/layers")
+                .join(key),
+        )
+    }
+
+    fn in_a_layer(&self, rel: &Path) -> Option<PathBuf> {
+        std::fs::read_dir(self.layer_runs()?)
+            .ok()?
+            .flatten()
+            .find_map(|run| {
+                std::fs::read_dir(run.path())
+                    .ok()?
+                    .flatten()
+                    .find_map(|root| {
+                        let p = root.path().join("upper").join(rel);
+                        p.exists().then_some(p)
+                    })
+            })
     }
 
     /// The python interpreter payloads use.

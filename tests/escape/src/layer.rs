@@ -7,7 +7,6 @@
 //! lets the command end. Nothing planted is ever executed.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::harness::{Ctx, RunOut, wait_deadline, wait_for};
@@ -58,11 +57,6 @@ fn cordon_in(ctx: &Ctx<'_>, args: &[&str]) -> Option<std::process::Output> {
 fn killed(ctx: &Ctx<'_>) -> Outcome {
     let planted = ctx.work.join(".envrc");
     let git_ref = ctx.work.join(".git/refs/heads/planted-by-jail");
-    let layers: PathBuf = ctx
-        .suite
-        .base
-        .join(format!("cache-{}", ctx.ids.uid))
-        .join("cordon/layers");
     let mut cmd = ctx
         .cordon()
         .args(["--layer"])
@@ -77,15 +71,13 @@ fn killed(ctx: &Ctx<'_>) -> Outcome {
     };
     let _stdin = child.stdin.take();
     let made = wait_for(Duration::from_secs(60), || {
-        planted.exists()
-            || in_a_layer(ctx, &layers, ".envrc")
-            || child.try_wait().ok().flatten().is_some()
+        ctx.written(".envrc").is_some() || child.try_wait().ok().flatten().is_some()
     });
     let running = child.try_wait().ok().flatten().is_none();
     let _ = child.kill();
     let _ = child.wait();
     // The jail dies with its launcher (bubblewrap's --die-with-parent); give it a moment.
-    let _ = wait_for(Duration::from_secs(5), || !in_a_live_layer(ctx, &layers));
+    let _ = wait_for(Duration::from_secs(5), || !in_a_live_layer(ctx));
     let after_kill = planted.exists() || git_ref.exists();
     let recovered = cordon_in(ctx, &["recover", "--json"]);
     let report: Option<serde_json::Value> = recovered
@@ -131,50 +123,25 @@ fn killed(ctx: &Ctx<'_>) -> Outcome {
     )
 }
 
-/// Whether a run's layer of this case's workspace below `dir` is still held by a live launcher
-/// (named `jail-*`, its start marker locked).
-fn in_a_live_layer(ctx: &Ctx<'_>, dir: &Path) -> bool {
-    let key = std::fs::canonicalize(&ctx.work)
-        .map(|w| cordon_policy::CacheLayout::workspace_key(&w))
-        .unwrap_or_default();
-    std::fs::read_dir(dir.join(key)).is_ok_and(|runs| {
+/// Whether a run's layer of this case's workspace is still held by a live launcher (named
+/// `jail-*`, its start marker locked).
+fn in_a_live_layer(ctx: &Ctx<'_>) -> bool {
+    let Some(runs) = ctx.layer_runs() else {
+        return false;
+    };
+    std::fs::read_dir(runs).is_ok_and(|runs| {
         runs.flatten().any(|r| {
-            let name = r.file_name();
-            if !name.to_string_lossy().starts_with("jail-") {
-                return false;
-            }
-            std::fs::File::open(r.path().join("started")).is_ok_and(|f| {
-                rustix::fs::flock(&f, rustix::fs::FlockOperation::NonBlockingLockShared).is_err()
-            })
-        })
-    })
-}
-
-/// A file named `name` in a run's layer of this case's workspace below `dir`
-/// (`layers/<workspace key>/jail-*/N/upper`): other cases' layers in the same column are not
-/// looked at.
-fn in_a_layer(ctx: &Ctx<'_>, dir: &Path, name: &str) -> bool {
-    let key = std::fs::canonicalize(&ctx.work)
-        .map(|w| cordon_policy::CacheLayout::workspace_key(&w))
-        .unwrap_or_default();
-    std::fs::read_dir(dir.join(key)).is_ok_and(|runs| {
-        runs.flatten().any(|r| {
-            std::fs::read_dir(r.path()).is_ok_and(|roots| {
-                roots
-                    .flatten()
-                    .any(|root| root.path().join("upper").join(name).exists())
-            })
+            r.file_name().to_string_lossy().starts_with("jail-")
+                && std::fs::File::open(r.path().join("started")).is_ok_and(|f| {
+                    rustix::fs::flock(&f, rustix::fs::FlockOperation::NonBlockingLockShared)
+                        .is_err()
+                })
         })
     })
 }
 
 fn window(ctx: &Ctx<'_>) -> Outcome {
     let planted = ctx.work.join(".envrc");
-    let layers: PathBuf = ctx
-        .suite
-        .base
-        .join(format!("cache-{}", ctx.ids.uid))
-        .join("cordon/layers");
     let mut cmd = ctx
         .cordon()
         .args(["--layer"])
@@ -195,9 +162,7 @@ fn window(ctx: &Ctx<'_>) -> Outcome {
     };
     let mut stdin = child.stdin.take();
     let made = wait_for(Duration::from_secs(60), || {
-        planted.exists()
-            || in_a_layer(ctx, &layers, ".envrc")
-            || child.try_wait().ok().flatten().is_some()
+        ctx.written(".envrc").is_some() || child.try_wait().ok().flatten().is_some()
     });
     // The window: the jail still lives (the command waits for its line).
     let running = child.try_wait().ok().flatten().is_none();
