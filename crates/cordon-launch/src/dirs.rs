@@ -71,6 +71,12 @@ impl CordonDirs {
         self.cache().map(|c| c.join(format!("probe-{euid}.json")))
     }
 
+    /// The `#!` lines of the programs on `PATH`, per directory: `<cache>/heads`
+    /// ([`crate::CachingHost`]).
+    pub fn heads(&self) -> Option<PathBuf> {
+        self.cache().map(|c| c.join("heads"))
+    }
+
     /// cordon's state for the runs' copy-on-write layers: `<cache>/layers` (a directory per
     /// workspace, then per run; `features/layer.rs`).
     pub fn layers(&self) -> Option<PathBuf> {
@@ -135,6 +141,7 @@ mod tests {
                 .starts_with("landlock-probe-")
         );
         assert_eq!(d.own_state(), vec![PathBuf::from("/x/cache/cordon")]);
+        assert_eq!(d.heads().unwrap(), Path::new("/x/cache/cordon/heads"));
         let none = CordonDirs::from_vars(None, None, Some("rel".as_ref()));
         assert_eq!(none.cache(), None);
     }

@@ -123,6 +123,7 @@ pub use backend::{
 pub use dirs::CordonDirs;
 pub use error::LaunchError;
 pub use features::caches::{CacheEntry, CacheError};
+pub use host::heads::CachingHost;
 /// The workspaces' private toolchain caches on the host (`cordon cache show|clear`).
 pub mod caches {
     pub use crate::features::caches::{clear, entries, prepare};

@@ -4,9 +4,9 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use cordon_launch::{CordonDirs, Launcher};
+use cordon_launch::{CachingHost, CordonDirs, Launcher};
 use cordon_policy::{
-    ConfigLayer, Effective, Invocation, LayerKind, Overrides, Plan, RealHost, effective_policy,
+    ConfigLayer, Effective, Invocation, LayerKind, Overrides, Plan, effective_policy,
 };
 
 use crate::error::CliError;
@@ -26,6 +26,9 @@ pub struct Context {
     /// The base of cordon's private toolchain caches ([`CordonDirs::tools_caches`]), made by
     /// the launcher's planning when a run needs it.
     pub cache_base: Option<PathBuf>,
+    /// Where the planning host keeps the `#!` lines of the programs on `PATH`
+    /// ([`CordonDirs::heads`]).
+    pub heads_cache: Option<PathBuf>,
 }
 
 impl Context {
@@ -41,6 +44,7 @@ impl Context {
             global_path: dirs.global_config(),
             own_state: dirs.own_state(),
             cache_base: dirs.tools_caches(),
+            heads_cache: dirs.heads(),
             home,
             cwd,
         })
@@ -71,9 +75,10 @@ impl Context {
         )?)
     }
 
-    /// The real host, as the policy crate reads it.
-    pub fn host(&self) -> RealHost {
-        RealHost::new(self.home.clone())
+    /// The real host, as the policy crate reads it (with the `PATH` programs' `#!` lines
+    /// remembered in cordon's cache).
+    pub fn host(&self) -> CachingHost {
+        CachingHost::new(self.home.clone(), self.heads_cache.clone())
     }
 
     /// Resolves a policy into a plan for this working directory, making nothing (`doctor`,

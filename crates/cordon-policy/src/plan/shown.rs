@@ -144,13 +144,22 @@ pub(crate) fn path_trees(
             entry.clone(),
             format!("PATH entry {}", DisplayPath(entry.clone())),
         ));
-        let Some(programs) = host.list_dir_kinds(&canon) else {
+        let Some(mut programs) = host.list_dir_kinds(&canon) else {
             continue;
         };
-        for (name, kind) in programs.iter().take(MAX_PROGRAMS) {
-            let program = canon.join(name);
+        programs.truncate(MAX_PROGRAMS);
+        // The regular files' heads in one batch (most of the walk's cost is opening them).
+        let files: Vec<OsString> = programs
+            .iter()
+            .filter(|(name, kind)| *kind == EntryKind::File && !walk.in_root(&canon.join(name)))
+            .map(|(name, _)| name.clone())
+            .collect();
+        let mut heads = files
+            .iter()
+            .zip(host.read_heads(&canon, &files, HEAD_BYTES));
+        for (name, kind) in &programs {
             let label = DisplayPath(entry.join(name));
-            let file = match kind {
+            let found = match kind {
                 EntryKind::Symlink => {
                     let Some(target) = walk.resolve_in(canon.clone(), Path::new(name)) else {
                         continue;
@@ -161,12 +170,22 @@ pub(crate) fn path_trees(
                     if below(home, &target) && !is_within(&target, &canon) {
                         out.push((needed_tree(home, &target), format!("target of {label}")));
                     }
-                    target
+                    seen.prefixes(&walk, &target, &entries)
                 }
-                EntryKind::File => program,
+                EntryKind::File => {
+                    // `files` is `programs`' regular files in order, less those in a root.
+                    let Some((_, head)) = heads.by_ref().find(|(n, _)| *n == name) else {
+                        continue;
+                    };
+                    seen.read.insert(canon.join(name));
+                    match head {
+                        Some(head) => seen.prefixes_of(&walk, &head, &entries),
+                        None => continue,
+                    }
+                }
                 _ => continue,
             };
-            for prefix in seen.prefixes(&walk, &file, &entries) {
+            for prefix in found {
                 out.push((prefix, format!("interpreter prefix of {label}")));
             }
         }
@@ -182,6 +201,11 @@ struct Walk<'a> {
 }
 
 impl Walk<'_> {
+    /// Whether `path` lies in a writable root (what a jail wrote there is not read).
+    fn in_root(&self, path: &Path) -> bool {
+        self.roots.iter().any(|r| is_within(path, r))
+    }
+
     /// `path` with every symlink resolved, one component at a time, or `None` when it does not
     /// resolve or a step lies in a writable root (what a jail wrote there is not followed).
     fn resolve(&self, path: &Path) -> Option<PathBuf> {
@@ -394,13 +418,19 @@ impl Interpreters {
     /// needed). A file in a writable root is not read.
     fn prefixes(&mut self, walk: &Walk<'_>, file: &Path, entries: &[PathBuf]) -> Vec<PathBuf> {
         // A file many links lead to (rustup's proxies) is read once.
-        if walk.roots.iter().any(|r| is_within(file, r)) || !self.read.insert(file.to_path_buf()) {
+        if walk.in_root(file) || !self.read.insert(file.to_path_buf()) {
             return Vec::new();
         }
         let Some(head) = walk.host.read_head(file, HEAD_BYTES) else {
             return Vec::new();
         };
-        let named = match shebang(&head) {
+        self.prefixes_of(walk, &head, entries)
+    }
+
+    /// The prefixes below the home of the interpreter the `#!` line at the start of `head`
+    /// names.
+    fn prefixes_of(&mut self, walk: &Walk<'_>, head: &[u8], entries: &[PathBuf]) -> Vec<PathBuf> {
+        let named = match shebang(head) {
             Some(Interpreter::Path(p)) => p,
             Some(Interpreter::Env(name)) => {
                 let found = self.on_path.entry(name).or_insert_with_key(|name| {

@@ -1,0 +1,385 @@
+//! The real host for planning, with the `#!` lines of the programs on `PATH` remembered between
+//! runs ([`CachingHost`]).
+//!
+//! A hidden home shows what the programs on `PATH` need (`cordon_policy`'s walk reads the head
+//! of every regular file in a `PATH` entry below the home for its interpreter). A version
+//! manager's shims directory holds hundreds of small scripts, and opening each costs more than
+//! the rest of the plan: the heads are kept in cordon's cache, one file per directory, and
+//! reused for a program only while its `lstat` (inode, size, modification and change times, all
+//! to the nanosecond) is the one recorded. A program whose change time is within
+//! [`SETTLING`] of the moment it was read is not recorded: a write in the same clock tick
+//! could leave every recorded field as it was (git's "racy" index entries).
+//!
+//! The cache lives in cordon's own state, which no jail can write; a cache file that does not
+//! parse, names another directory or is from another format is ignored and rewritten. Writing
+//! it is best effort (a temporary file renamed over the old one); a failure costs only speed.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use cordon_policy::{EntryKind, HostFacts, RealHost};
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, Stat};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+/// A program changed this recently when read is read again next time.
+pub(crate) const SETTLING: Duration = Duration::from_secs(2);
+/// The cache files' format.
+const FORMAT: u32 = 1;
+
+/// [`RealHost`], with [`HostFacts::read_heads`] served from a cache in `dir` where the files
+/// are unchanged.
+#[derive(Debug, Clone)]
+pub struct CachingHost {
+    inner: RealHost,
+    dir: Option<PathBuf>,
+    /// The clock settling is measured against (a test's runs ahead).
+    now: fn() -> SystemTime,
+}
+
+impl CachingHost {
+    /// The real host with the home `home` (as [`RealHost::new`]); the heads are kept in `dir`
+    /// (`None`: not kept).
+    pub fn new(home: Option<OsString>, dir: Option<PathBuf>) -> CachingHost {
+        CachingHost {
+            inner: RealHost::new(home),
+            dir,
+            now: SystemTime::now,
+        }
+    }
+}
+
+/// What was recorded of one program.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct Recorded {
+    /// The program's name.
+    name: String,
+    stat: Stamp,
+    /// Its `#!` line, up to and including the newline (empty when it has none).
+    line: String,
+}
+
+/// The fields of an `lstat` that a change of the file changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+struct Stamp {
+    dev: u64,
+    ino: u64,
+    size: i64,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+}
+
+impl Stamp {
+    fn of(st: &Stat) -> Stamp {
+        Stamp {
+            dev: st.st_dev,
+            ino: st.st_ino,
+            size: st.st_size,
+            mtime: (st.st_mtime, i64::try_from(st.st_mtime_nsec).unwrap_or(0)),
+            ctime: (st.st_ctime, i64::try_from(st.st_ctime_nsec).unwrap_or(0)),
+        }
+    }
+
+    /// Whether the file's change time is at least [`SETTLING`] before `now`.
+    fn settled(&self, now: SystemTime) -> bool {
+        let Ok(secs) = u64::try_from(self.ctime.0) else {
+            return false;
+        };
+        let nanos = u32::try_from(self.ctime.1).unwrap_or(0);
+        let changed = SystemTime::UNIX_EPOCH + Duration::new(secs, nanos);
+        now.duration_since(changed).is_ok_and(|age| age >= SETTLING)
+    }
+}
+
+/// One cache file: the directory it is about and its programs.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct CacheFile {
+    format: u32,
+    dir: String,
+    programs: Vec<Recorded>,
+}
+
+/// The `#!` line at the start of `head` (up to and including its newline), empty when there is
+/// none; `None` when it is not UTF-8 (such a program is read every time).
+fn first_line(head: &[u8]) -> Option<String> {
+    if !head.starts_with(b"#!") {
+        return Some(String::new());
+    }
+    let line = match head.iter().position(|b| *b == b'\n') {
+        Some(end) => &head[..=end],
+        None => head,
+    };
+    String::from_utf8(line.to_vec()).ok()
+}
+
+impl CachingHost {
+    fn cache_file(&self, dir: &Path) -> Option<PathBuf> {
+        let digest = Sha256::digest(dir.as_os_str().as_bytes());
+        let name: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
+        self.dir.as_ref().map(|d| d.join(format!("{name}.json")))
+    }
+
+    fn load(&self, file: &Path, dir: &str) -> BTreeMap<String, Recorded> {
+        let Ok(text) = std::fs::read(file) else {
+            return BTreeMap::new();
+        };
+        match serde_json::from_slice::<CacheFile>(&text) {
+            Ok(c) if c.format == FORMAT && c.dir == dir => c
+                .programs
+                .into_iter()
+                .map(|r| (r.name.clone(), r))
+                .collect(),
+            _ => BTreeMap::new(),
+        }
+    }
+
+    fn store(&self, file: &Path, dir: &str, programs: Vec<Recorded>) {
+        let Some(parent) = file.parent() else {
+            return;
+        };
+        let contents = CacheFile {
+            format: FORMAT,
+            dir: dir.to_owned(),
+            programs,
+        };
+        let Ok(bytes) = serde_json::to_vec(&contents) else {
+            return;
+        };
+        let tmp = parent.join(format!(
+            ".{}.{}",
+            file.file_name()
+                .map(|n| n.to_string_lossy())
+                .unwrap_or_default(),
+            std::process::id()
+        ));
+        let written = std::fs::create_dir_all(parent)
+            .and_then(|()| std::fs::write(&tmp, bytes))
+            .and_then(|()| std::fs::rename(&tmp, file));
+        if written.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+    }
+}
+
+impl HostFacts for CachingHost {
+    fn home_dir(&self) -> Option<PathBuf> {
+        self.inner.home_dir()
+    }
+    fn canonicalize(&self, path: &Path) -> Option<PathBuf> {
+        self.inner.canonicalize(path)
+    }
+    fn kind(&self, path: &Path) -> Option<EntryKind> {
+        self.inner.kind(path)
+    }
+    fn read_link(&self, path: &Path) -> Option<PathBuf> {
+        self.inner.read_link(path)
+    }
+    fn read_small_text(&self, path: &Path) -> Option<String> {
+        self.inner.read_small_text(path)
+    }
+    fn list_dir(&self, path: &Path) -> Option<Vec<OsString>> {
+        self.inner.list_dir(path)
+    }
+    fn list_dir_kinds(&self, path: &Path) -> Option<Vec<(OsString, EntryKind)>> {
+        self.inner.list_dir_kinds(path)
+    }
+    fn read_head(&self, path: &Path, max: usize) -> Option<Vec<u8>> {
+        self.inner.read_head(path, max)
+    }
+
+    fn read_heads(&self, dir: &Path, names: &[OsString], max: usize) -> Vec<Option<Vec<u8>>> {
+        // A directory whose path is not UTF-8 is read every time.
+        let (Some(file), Some(dir_str)) = (
+            self.cache_file(dir).filter(|_| !names.is_empty()),
+            dir.to_str(),
+        ) else {
+            return self.inner.read_heads(dir, names, max);
+        };
+        let Ok(dirfd) = rustix::fs::open(
+            dir,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        ) else {
+            return vec![None; names.len()];
+        };
+        let known = self.load(&file, dir_str);
+        let now = (self.now)();
+        let mut out: Vec<Option<Vec<u8>>> = vec![None; names.len()];
+        let mut stamps: Vec<Option<Stamp>> = vec![None; names.len()];
+        let mut unknown: Vec<usize> = Vec::new();
+        for (i, name) in names.iter().enumerate() {
+            let Ok(st) = rustix::fs::statat(&dirfd, name.as_os_str(), AtFlags::SYMLINK_NOFOLLOW)
+            else {
+                continue;
+            };
+            if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
+                continue;
+            }
+            let stamp = Stamp::of(&st);
+            stamps[i] = Some(stamp);
+            match name.to_str().and_then(|n| known.get(n)) {
+                Some(r) if r.stat == stamp && stamp.settled(now) => {
+                    out[i] = Some(r.line.clone().into_bytes());
+                }
+                _ => unknown.push(i),
+            }
+        }
+        let mut changed = !unknown.is_empty() || known.len() != names.len();
+        if !unknown.is_empty() {
+            let asked: Vec<OsString> = unknown.iter().map(|&i| names[i].clone()).collect();
+            for (i, head) in unknown.iter().zip(self.inner.read_heads(dir, &asked, max)) {
+                out[*i] = head;
+            }
+        }
+        let mut record = Vec::new();
+        for (i, name) in names.iter().enumerate() {
+            // A program changed after its `lstat` has a newer stamp than the one recorded
+            // here, so the record is never served for it.
+            if let (Some(stamp), Some(head), Some(name)) = (stamps[i], &out[i], name.to_str())
+                && stamp.settled(now)
+                && let Some(line) = first_line(head)
+            {
+                record.push(Recorded {
+                    name: name.to_owned(),
+                    stat: stamp,
+                    line,
+                });
+            } else {
+                changed = true;
+            }
+        }
+        if changed {
+            self.store(&file, dir_str, record);
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    fn ahead() -> SystemTime {
+        SystemTime::now() + SETTLING + Duration::from_secs(1)
+    }
+
+    fn dirs(tag: &str) -> (PathBuf, PathBuf, PathBuf) {
+        let tmp = std::env::temp_dir().join(format!("cordon-heads-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&tmp);
+        let bin = tmp.join("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        (tmp.clone(), bin, tmp.join("cache"))
+    }
+
+    fn names(list: &[&str]) -> Vec<OsString> {
+        list.iter().map(OsString::from).collect()
+    }
+
+    const SCRIPT: &[u8] = b"#!/home/u/venv/bin/python\nprint()\n";
+
+    #[test]
+    fn settled_heads_are_served_from_the_cache_until_the_file_changes() {
+        let (tmp, bin, cache) = dirs("served");
+        std::fs::write(bin.join("a"), SCRIPT).unwrap();
+        std::fs::write(bin.join("b"), b"\x7fELF....").unwrap();
+        std::os::unix::fs::symlink("a", bin.join("l")).unwrap();
+        let list = names(&["a", "b", "l"]);
+        let h = CachingHost {
+            now: ahead,
+            ..CachingHost::new(None, Some(cache))
+        };
+
+        let first = h.read_heads(&bin, &list, 256);
+        assert_eq!(first[0].as_deref(), Some(SCRIPT));
+        assert!(first[1].is_some());
+        assert_eq!(first[2], None, "a symlink is not followed");
+        let file = h.cache_file(&bin).unwrap();
+        let bin_str = bin.to_str().unwrap();
+        let recorded = h.load(&file, bin_str);
+        assert_eq!(recorded.len(), 2, "{recorded:?}");
+        assert_eq!(recorded["a"].line, "#!/home/u/venv/bin/python\n");
+        assert_eq!(recorded["b"].line, "");
+
+        // The record is what is served while the stamp matches: make it say something else.
+        let mut forged = recorded["a"].clone();
+        forged.line = "#!/cached\n".into();
+        h.store(&file, bin_str, vec![forged]);
+        assert_eq!(
+            h.read_heads(&bin, &list, 256)[0].as_deref(),
+            Some(&b"#!/cached\n"[..])
+        );
+
+        // A change of the file changes its stamp: read again.
+        std::fs::write(bin.join("a"), b"#!/bin/sh\n").unwrap();
+        assert_eq!(
+            h.read_heads(&bin, &list, 256)[0].as_deref(),
+            Some(&b"#!/bin/sh\n"[..])
+        );
+        let _ = std::fs::remove_dir_all(&tmp);
+    }
+
+    #[test]
+    fn a_program_changed_within_the_settling_time_is_read_and_not_recorded() {
+        let (tmp, bin, cache) = dirs("racy");
+        std::fs::write(bin.join("a"), SCRIPT).unwrap();
+        let h = CachingHost::new(None, Some(cache));
+        let list = names(&["a"]);
+        assert_eq!(h.read_heads(&bin, &list, 256)[0].as_deref(), Some(SCRIPT));
+        let file = h.cache_file(&bin).unwrap();
+        let bin_str = bin.to_str().unwrap();
+        assert!(h.load(&file, bin_str).is_empty());
+        // Even a record with the very stamp is not served while the change is that recent.
+        let st = rustix::fs::lstat(bin.join("a")).unwrap();
+        h.store(
+            &file,
+            bin_str,
+            vec![Recorded {
+                name: "a".into(),
+                stat: Stamp::of(&st),
+                line: "#!/cached\n".into(),
+            }],
+        );
+        assert_eq!(h.read_heads(&bin, &list, 256)[0].as_deref(), Some(SCRIPT));
+        let _ = std::fs::remove_dir_all(&tmp);
+    }
+
+    #[test]
+    fn a_cache_file_of_another_directory_or_format_is_ignored() {
+        let (tmp, bin, cache) = dirs("other");
+        let h = CachingHost::new(None, Some(cache));
+        let file = h.cache_file(&bin).unwrap();
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        let record = Recorded {
+            name: "a".into(),
+            stat: Stamp {
+                dev: 0,
+                ino: 0,
+                size: 0,
+                mtime: (0, 0),
+                ctime: (0, 0),
+            },
+            line: String::new(),
+        };
+        let bin_str = bin.to_str().unwrap();
+        for (format, dir) in [(FORMAT, "/elsewhere"), (FORMAT + 1, bin_str)] {
+            let wrong = CacheFile {
+                format,
+                dir: dir.to_owned(),
+                programs: vec![record.clone()],
+            };
+            std::fs::write(&file, serde_json::to_vec(&wrong).unwrap()).unwrap();
+            assert!(h.load(&file, bin_str).is_empty());
+        }
+        std::fs::write(&file, b"not json").unwrap();
+        assert!(h.load(&file, bin_str).is_empty());
+        assert_eq!(first_line(b"#!/bin/sh\nrest").unwrap(), "#!/bin/sh\n");
+        assert_eq!(first_line(b"\x7fELF").unwrap(), "");
+        assert_eq!(first_line(b"#!/bin/\xff\n"), None);
+        let _ = std::fs::remove_dir_all(&tmp);
+    }
+}
