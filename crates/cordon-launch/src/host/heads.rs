@@ -16,6 +16,7 @@
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
+use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -164,6 +165,31 @@ impl CachingHost {
     }
 }
 
+/// The first `max` bytes of the regular file `name` in the directory `dirfd`, opened beside the
+/// others (`O_NOFOLLOW`, and `O_NONBLOCK` so a FIFO put there since the listing cannot block the
+/// walk), checked to be a regular file on the opened descriptor.
+fn head_at(dirfd: &OwnedFd, name: &OsString, max: usize) -> Option<Vec<u8>> {
+    let flags =
+        OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY;
+    let fd = rustix::fs::openat(dirfd, name.as_os_str(), flags, Mode::empty()).ok()?;
+    let stat = rustix::fs::fstat(&fd).ok()?;
+    if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
+        return None;
+    }
+    let mut head = vec![0; max];
+    let mut filled = 0;
+    while filled < max {
+        match rustix::io::read(&fd, &mut head[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(rustix::io::Errno::INTR) => {}
+            Err(_) => return None,
+        }
+    }
+    head.truncate(filled);
+    Some(head)
+}
+
 impl HostFacts for CachingHost {
     fn home_dir(&self) -> Option<PathBuf> {
         self.inner.home_dir()
@@ -191,19 +217,19 @@ impl HostFacts for CachingHost {
     }
 
     fn read_heads(&self, dir: &Path, names: &[OsString], max: usize) -> Vec<Option<Vec<u8>>> {
-        // A directory whose path is not UTF-8 is read every time.
-        let (Some(file), Some(dir_str)) = (
-            self.cache_file(dir).filter(|_| !names.is_empty()),
-            dir.to_str(),
-        ) else {
-            return self.inner.read_heads(dir, names, max);
-        };
+        if names.is_empty() {
+            return Vec::new();
+        }
         let Ok(dirfd) = rustix::fs::open(
             dir,
             OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
             Mode::empty(),
         ) else {
             return vec![None; names.len()];
+        };
+        // Without a cache directory, or for a directory whose path is not UTF-8: read them all.
+        let (Some(file), Some(dir_str)) = (self.cache_file(dir), dir.to_str()) else {
+            return names.iter().map(|n| head_at(&dirfd, n, max)).collect();
         };
         let known = self.load(&file, dir_str);
         let now = (self.now)();
@@ -228,11 +254,8 @@ impl HostFacts for CachingHost {
             }
         }
         let mut changed = !unknown.is_empty() || known.len() != names.len();
-        if !unknown.is_empty() {
-            let asked: Vec<OsString> = unknown.iter().map(|&i| names[i].clone()).collect();
-            for (i, head) in unknown.iter().zip(self.inner.read_heads(dir, &asked, max)) {
-                out[*i] = head;
-            }
+        for &i in &unknown {
+            out[i] = head_at(&dirfd, &names[i], max);
         }
         let mut record = Vec::new();
         for (i, name) in names.iter().enumerate() {
@@ -345,6 +368,27 @@ mod tests {
             }],
         );
         assert_eq!(h.read_heads(&bin, &list, 256)[0].as_deref(), Some(SCRIPT));
+        let _ = std::fs::remove_dir_all(&tmp);
+    }
+
+    #[test]
+    fn heads_are_of_regular_files_only_and_a_fifo_never_blocks() {
+        let (tmp, bin, cache) = dirs("kinds");
+        std::fs::write(bin.join("script"), SCRIPT).unwrap();
+        std::os::unix::fs::symlink("script", bin.join("link")).unwrap();
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            bin.join("fifo"),
+            FileType::Fifo,
+            Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        let list = names(&["script", "link", "fifo", "missing"]);
+        for dir in [Some(cache), None] {
+            let heads = CachingHost::new(None, dir).read_heads(&bin, &list, 4);
+            assert_eq!(heads, vec![Some(b"#!/h".to_vec()), None, None, None]);
+        }
         let _ = std::fs::remove_dir_all(&tmp);
     }
 

@@ -149,10 +149,6 @@ impl HostFacts for RealHost {
         Some(head)
     }
 
-    fn read_heads(&self, dir: &Path, names: &[OsString], max: usize) -> Vec<Option<Vec<u8>>> {
-        heads_in(dir, names, max)
-    }
-
     fn list_dir(&self, path: &Path) -> Option<Vec<OsString>> {
         let mut names: Vec<OsString> = std::fs::read_dir(path)
             .ok()?
@@ -161,42 +157,6 @@ impl HostFacts for RealHost {
         names.sort();
         Some(names)
     }
-}
-
-/// [`HostFacts::read_heads`] on the real host: each name opened beside the others through one
-/// descriptor of `dir` (`O_NOFOLLOW`, and `O_NONBLOCK` so a FIFO put there since the listing
-/// cannot block the walk), checked to be a regular file on the opened descriptor, read once.
-fn heads_in(dir: &Path, names: &[OsString], max: usize) -> Vec<Option<Vec<u8>>> {
-    use rustix::fs::{FileType, Mode, OFlags};
-    let Ok(dirfd) = rustix::fs::open(
-        dir,
-        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-        Mode::empty(),
-    ) else {
-        return vec![None; names.len()];
-    };
-    let read_one = |name: &OsString| -> Option<Vec<u8>> {
-        let flags =
-            OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY;
-        let fd = rustix::fs::openat(&dirfd, name.as_os_str(), flags, Mode::empty()).ok()?;
-        let stat = rustix::fs::fstat(&fd).ok()?;
-        if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
-            return None;
-        }
-        let mut head = vec![0; max];
-        let mut filled = 0;
-        while filled < max {
-            match rustix::io::read(&fd, &mut head[filled..]) {
-                Ok(0) => break,
-                Ok(n) => filled += n,
-                Err(rustix::io::Errno::INTR) => {}
-                Err(_) => return None,
-            }
-        }
-        head.truncate(filled);
-        Some(head)
-    };
-    names.iter().map(read_one).collect()
 }
 
 /// An in-memory host for tests and snapshots.
@@ -419,35 +379,6 @@ impl HostFacts for FakeHost {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_real_hosts_batch_reads_regular_files_only_and_never_blocks_on_a_fifo() {
-        let dir = std::env::temp_dir().join(format!("cordon-read-heads-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).ok();
-        std::fs::write(dir.join("script"), b"#!/bin/sh\necho\n").ok();
-        std::os::unix::fs::symlink("script", dir.join("link")).ok();
-        let fifo = rustix::fs::mknodat(
-            rustix::fs::CWD,
-            dir.join("fifo"),
-            rustix::fs::FileType::Fifo,
-            rustix::fs::Mode::from_raw_mode(0o600),
-            0,
-        );
-        assert!(fifo.is_ok(), "{fifo:?}");
-        let names: Vec<OsString> = ["script", "link", "fifo", "missing"]
-            .iter()
-            .map(OsString::from)
-            .collect();
-        let heads = RealHost::new(None).read_heads(&dir, &names, 4);
-        assert_eq!(heads, vec![Some(b"#!/b".to_vec()), None, None, None]);
-        // The one-by-one answer agrees for the file and follows the link.
-        assert_eq!(
-            RealHost::new(None).read_head(&dir.join("link"), 4),
-            Some(b"#!/b".to_vec())
-        );
-        let _ = std::fs::remove_dir_all(&dir);
-    }
 
     #[test]
     fn fake_host_resolves_relative_and_absolute_symlinks() {
