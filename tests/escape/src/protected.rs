@@ -513,7 +513,7 @@ fn writable_parent(ctx: &Ctx<'_>) -> Outcome {
 /// cordon's own configuration and probe cache inside directories the caller makes writable:
 /// `~/.config/cordon/config.toml` exists (trusted: it could remove the default masks for every
 /// later run), `$XDG_CONFIG_HOME/cordon` does not, and `$XDG_CACHE_HOME/cordon` holds what the
-/// launcher's probe wrote before the jail.
+/// launcher's probe wrote before the jail and the planning host's `#!` lines (`heads/`).
 fn cordon_config(ctx: &Ctx<'_>) -> Outcome {
     let config = ctx.home.join(".config/cordon/config.toml");
     let xdg_config = ctx.home.join("xdg");
@@ -523,6 +523,9 @@ fn cordon_config(ctx: &Ctx<'_>) -> Outcome {
         .plant(&config, trusted)
         .and_then(|()| ctx.plant(&xdg_config.join(".keep"), ""))
         .and_then(|()| ctx.plant(&cache.join("cordon/.keep"), ""))
+        // The planning host's record of `PATH` programs' `#!` lines (a forged one would steer
+        // the next run's walk).
+        .and_then(|()| ctx.plant(&cache.join("cordon/heads/0.json"), "{}"))
         .and_then(|()| ctx.scratch().map(|_| ()));
     if let Err(e) = made {
         return harness_err(e);
@@ -543,6 +546,10 @@ fn cordon_config(ctx: &Ctx<'_>) -> Outcome {
         ),
         format!("for f in {c}/cordon/*; do echo {evil} > \"$f\"; done", c = qp(&cache)),
         format!("echo {evil} > {c}/cordon/probe-0.json", c = qp(&cache)),
+        format!(
+            "for f in {c}/cordon/heads/*; do echo {evil} > \"$f\"; done; echo {evil} > {c}/cordon/heads/1.json",
+            c = qp(&cache)
+        ),
         format!("mv {c}/cordon scratch/cache-moved", c = qp(&cache)),
     ];
     let steps: Vec<&str> = steps.iter().map(String::as_str).collect();
@@ -562,12 +569,14 @@ fn cordon_config(ctx: &Ctx<'_>) -> Outcome {
     if xdg_config.join("cordon").exists() {
         found.push("$XDG_CONFIG_HOME/cordon created".into());
     }
-    match std::fs::read_dir(cache.join("cordon")) {
-        Err(_) => found.push("the probe cache moved away".into()),
-        Ok(entries) => {
-            for e in entries.flatten() {
-                if std::fs::read_to_string(e.path()).is_ok_and(|t| t.contains(&evil)) {
-                    found.push(format!("{} written", e.path().display()));
+    for dir in [cache.join("cordon"), cache.join("cordon/heads")] {
+        match std::fs::read_dir(&dir) {
+            Err(_) => found.push(format!("{} moved away", dir.display())),
+            Ok(entries) => {
+                for e in entries.flatten() {
+                    if std::fs::read_to_string(e.path()).is_ok_and(|t| t.contains(&evil)) {
+                        found.push(format!("{} written", e.path().display()));
+                    }
                 }
             }
         }
