@@ -19,10 +19,7 @@ struct Home {
 
 impl Home {
     fn new() -> Home {
-        assert!(
-            Path::new("/usr/bin/bwrap").exists(),
-            "bubblewrap is not installed at /usr/bin/bwrap: these tests need it"
-        );
+        common::require_bwrap();
         let home = common::visible_dir("cordon-caches-");
         let work = home.path().join("proj");
         std::fs::create_dir_all(work.join(".git/hooks")).unwrap();

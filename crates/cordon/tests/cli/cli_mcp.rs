@@ -54,10 +54,7 @@ impl Client {
 
 #[test]
 fn mcp_serves_a_run_tool_whose_calls_are_jailed() {
-    assert!(
-        Path::new("/usr/bin/bwrap").exists(),
-        "bubblewrap is not installed at /usr/bin/bwrap: this test needs it (cargo xtask ci installs it)"
-    );
+    common::require_bwrap();
     let home = common::visible_dir("cordon-test-mcp-");
     let work = home.path().join("proj");
     std::fs::create_dir_all(home.path().join(".ssh")).unwrap();

@@ -21,10 +21,7 @@ impl Jail {
     /// A jail whose home is `home` (outside /tmp when the home must be the host's, since /tmp is
     /// private inside the jail).
     pub(crate) fn at(home: tempfile::TempDir) -> Jail {
-        assert!(
-            Path::new("/usr/bin/bwrap").exists(),
-            "bubblewrap is not installed at /usr/bin/bwrap: these tests need it (cargo xtask ci installs it)"
-        );
+        common::require_bwrap();
         let work = home.path().join("proj");
         std::fs::create_dir_all(work.join(".git/hooks")).unwrap();
         std::fs::write(work.join(".git/config"), "[core]\n").unwrap();

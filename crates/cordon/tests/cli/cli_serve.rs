@@ -50,10 +50,7 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
 
 #[test]
 fn one_session_answers_each_line_in_order_and_leaves_nothing() {
-    assert!(
-        Path::new("/usr/bin/bwrap").exists(),
-        "bubblewrap is not installed at /usr/bin/bwrap: this test needs it (cargo xtask ci installs it)"
-    );
+    common::require_bwrap();
     // A home the jail sees as the host's (never under its private /tmp or /var/tmp, wherever
     // the checkout is), with a credential to mask.
     let home = common::visible_dir("cordon-test-serve-");

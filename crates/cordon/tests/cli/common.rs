@@ -14,5 +14,13 @@ pub fn cordon() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_cordon")))
 }
 
+/// Fails the test, saying why, where bubblewrap is missing: a jail test never skips.
+pub fn require_bwrap() {
+    assert!(
+        std::path::Path::new("/usr/bin/bwrap").exists(),
+        "bubblewrap is not installed at /usr/bin/bwrap: these tests need it (cargo xtask ci installs it)"
+    );
+}
+
 /// A fresh directory the jail sees as the host's, for homes and workspaces.
 pub use cordon_test_support::homes::visible_dir;

@@ -36,10 +36,7 @@ fn text(b: &[u8]) -> String {
 
 impl Repo {
     fn new() -> Repo {
-        assert!(
-            Path::new("/usr/bin/bwrap").exists(),
-            "bubblewrap is not installed at /usr/bin/bwrap: these tests need it"
-        );
+        common::require_bwrap();
         let dir = common::visible_dir("cordon-gitcfg-");
         let root = std::fs::canonicalize(dir.path()).unwrap();
         let home = root.join("home");

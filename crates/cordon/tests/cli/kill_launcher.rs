@@ -34,10 +34,7 @@ impl Setup {
     /// A home with a credential to mask and a git workspace without `.vscode`, `.claude` or
     /// `.git/commondir`, so the run needs placeholders.
     fn new() -> Setup {
-        assert!(
-            Path::new("/usr/bin/bwrap").exists(),
-            "bubblewrap is not installed at /usr/bin/bwrap: these tests need it (cargo xtask ci installs it)"
-        );
+        common::require_bwrap();
         let home = common::visible_dir("cordon-test-");
         let work = home.path().join("proj");
         std::fs::create_dir_all(work.join(".git/hooks")).unwrap();

@@ -33,10 +33,7 @@ struct Ws {
 
 impl Ws {
     fn new() -> Ws {
-        assert!(
-            Path::new("/usr/bin/bwrap").exists(),
-            "bubblewrap is not installed at /usr/bin/bwrap: these tests need it (cargo xtask ci installs it)"
-        );
+        common::require_bwrap();
         let home = common::visible_dir("cordon-test-");
         let work = home.path().join("proj");
         std::fs::create_dir_all(work.join("sub")).unwrap();

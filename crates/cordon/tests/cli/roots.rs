@@ -17,10 +17,7 @@ struct Home {
 
 impl Home {
     fn new() -> Home {
-        assert!(
-            Path::new("/usr/bin/bwrap").exists(),
-            "bubblewrap is not installed at /usr/bin/bwrap: these tests need it (cargo xtask ci installs it)"
-        );
+        common::require_bwrap();
         Home {
             dir: common::visible_dir("cordon-roots-"),
         }
