@@ -253,7 +253,6 @@ impl HostFacts for CachingHost {
                 _ => unknown.push(i),
             }
         }
-        let mut changed = !unknown.is_empty() || known.len() != names.len();
         for &i in &unknown {
             out[i] = head_at(&dirfd, &names[i], max);
         }
@@ -270,11 +269,13 @@ impl HostFacts for CachingHost {
                     stat: stamp,
                     line,
                 });
-            } else {
-                changed = true;
             }
         }
-        if changed {
+        // Written only when it would say something else: a program that is never recorded
+        // (unreadable, a name that is not UTF-8) costs a read per run, not a write.
+        let same =
+            record.len() == known.len() && record.iter().all(|r| known.get(&r.name) == Some(r));
+        if !same {
             self.store(&file, dir_str, record);
         }
         out
@@ -389,6 +390,28 @@ mod tests {
             let heads = CachingHost::new(None, dir).read_heads(&bin, &list, 4);
             assert_eq!(heads, vec![Some(b"#!/h".to_vec()), None, None, None]);
         }
+        let _ = std::fs::remove_dir_all(&tmp);
+    }
+
+    #[test]
+    fn the_cache_file_is_written_only_when_its_record_changes() {
+        let (tmp, bin, cache) = dirs("unchanged");
+        std::fs::write(bin.join("a"), SCRIPT).unwrap();
+        let h = CachingHost {
+            now: ahead,
+            ..CachingHost::new(None, Some(cache))
+        };
+        // "gone" is listed but not there: never recorded, and no reason to write again.
+        let list = names(&["a", "gone"]);
+        h.read_heads(&bin, &list, 256);
+        let file = h.cache_file(&bin).unwrap();
+        let written = std::fs::metadata(&file).unwrap().modified().unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+        h.read_heads(&bin, &list, 256);
+        assert_eq!(
+            std::fs::metadata(&file).unwrap().modified().unwrap(),
+            written
+        );
         let _ = std::fs::remove_dir_all(&tmp);
     }
 
