@@ -1,6 +1,7 @@
-//! From the judge's verdicts to what becomes of each change: specials are never committed, a
-//! path the host changed after the run started is a conflict, and a kept directory keeps what
-//! is below it (and a deletion that cannot finish keeps its directory).
+//! From the judge's verdicts to what becomes of each change: specials are never committed, no
+//! set-id or world-writable bit is committed whatever the verdict, a path the host changed
+//! after the run started is a conflict, and a kept directory keeps what is below it (and a
+//! deletion that cannot finish keeps its directory).
 
 use std::path::Path;
 
@@ -145,6 +146,14 @@ pub(crate) fn decide(layer: &Layer, verdicts: Vec<Verdict>, started: Started) ->
         }
         if out[i].status == Status::Refused {
             continue;
+        }
+        // The mode rule whatever the verdict: a judge's branch that answers by its own rule
+        // (a git configuration rewritten or applied) says nothing of the mode.
+        if let (Node::File { mode, .. } | Node::Dir { mode }, None) = (&c.node, out[i].mode) {
+            let allowed = cordon_changes::allowed_mode(*mode);
+            if allowed != mode & 0o7777 {
+                out[i].mode = Some(allowed);
+            }
         }
         let is_dir = matches!(c.node, Node::Dir { .. });
         if let Some(why) = conflict(c.kind, is_dir, layer.host[i], started) {

@@ -106,6 +106,29 @@ fn set_id_bits_are_stripped() {
 }
 
 #[test]
+fn a_world_writable_file_the_judge_lets_through_by_its_own_rule_is_committed_without_the_bit() {
+    // The judge's git-configuration branch answers without the mode rule: the commit applies it
+    // to every file and directory whatever the verdict.
+    let f = Fixture::new("mkdir -p repo && git -C repo init -q");
+    f.jail(
+        "git -C repo config core.fsmonitor 'touch /tmp/pwned'; chmod 666 repo/.git/config; \
+         mkdir -p other && git -C other init -q && chmod 646 other/.git/config; echo x > plain; chmod 666 plain",
+    );
+    let report = f.commit(Mode::Apply);
+    let mode = |p: &str| {
+        std::fs::metadata(f.ws().join(p))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o7777
+    };
+    assert_eq!(mode("repo/.git/config"), 0o664, "{report:?}");
+    assert_eq!(mode("other/.git/config"), 0o644, "{report:?}");
+    assert_eq!(mode("plain"), 0o664);
+    assert!(!read(f.ws().join("repo/.git/config")).contains("fsmonitor"));
+}
+
+#[test]
 fn files_are_owned_by_the_user_who_commits() {
     let f = Fixture::new("");
     f.jail("echo x > made");
