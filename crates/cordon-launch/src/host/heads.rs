@@ -32,13 +32,16 @@ pub(crate) const SETTLING: Duration = Duration::from_secs(2);
 const FORMAT: u32 = 1;
 
 /// [`RealHost`], with [`HostFacts::read_heads`] served from a cache in `dir` where the files
-/// are unchanged.
+/// are unchanged, and each path's `kind`, link and canonical form asked once
+/// (`host/snapshot.rs`): make one per plan, its answers are that plan's snapshot.
 #[derive(Debug, Clone)]
 pub struct CachingHost {
     inner: RealHost,
     dir: Option<PathBuf>,
     /// The clock settling is measured against (a test's runs ahead).
     now: fn() -> SystemTime,
+    /// `kind`, `read_link` and `canonicalize`, asked once per path: one instance per plan.
+    seen: super::snapshot::Snapshot,
 }
 
 impl CachingHost {
@@ -49,6 +52,7 @@ impl CachingHost {
             inner: RealHost::new(home),
             dir,
             now: SystemTime::now,
+            seen: super::snapshot::Snapshot::default(),
         }
     }
 }
@@ -195,13 +199,13 @@ impl HostFacts for CachingHost {
         self.inner.home_dir()
     }
     fn canonicalize(&self, path: &Path) -> Option<PathBuf> {
-        self.inner.canonicalize(path)
+        self.seen.canonicalize(&self.inner, path)
     }
     fn kind(&self, path: &Path) -> Option<EntryKind> {
-        self.inner.kind(path)
+        self.seen.kind(&self.inner, path)
     }
     fn read_link(&self, path: &Path) -> Option<PathBuf> {
-        self.inner.read_link(path)
+        self.seen.read_link(&self.inner, path)
     }
     fn read_small_text(&self, path: &Path) -> Option<String> {
         self.inner.read_small_text(path)
