@@ -130,7 +130,9 @@ pub mod caches {
 }
 pub use features::env::{EnvRow, EnvSource};
 #[cfg(linux_backends)]
-pub use features::layer_abandoned::{Abandoned, recover_abandoned};
+pub use features::layer_abandoned::{
+    Abandoned, describe as describe_abandoned, describe_recovered, recover_abandoned,
+};
 pub use features::proxy::{Destination, PORT as PROXY_PORT};
 pub use features::{Changes, RootChanges};
 pub use host::ending::{end_all as end_all_jails, end_jails_on_signals, termination_signal};

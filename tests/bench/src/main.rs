@@ -11,6 +11,8 @@
 //!   one of 100,000 files (`tree`), in the same interleaved rounds.
 //! - **Scan**: `cordon_scan::scan` of those 100,000 files against `find` with the same
 //!   predicates, in wall-clock and CPU time, and `Launcher::prepare` (the session's walk).
+//! - **The copy-on-write layer** (`layered`): 10,000 new files, an append to a 1 GiB file and a
+//!   crate's `cargo build`, each with `--layer` against `--live`.
 //! - **In-process steps** (`micro`): plan, environment, seccomp, bubblewrap arguments, Seatbelt
 //!   with 1,000 globs, a floor verdict on a 10 KB command, and the per-command snapshot check.
 //!
@@ -19,6 +21,7 @@
 //! bench there, with the same arguments.
 
 mod launch;
+mod layered;
 mod micro;
 mod report;
 mod tree;
@@ -42,6 +45,8 @@ pub struct Options {
     pub json: Option<PathBuf>,
     /// Rewrite docs/benchmarks.md (outside the load section).
     pub write_docs: bool,
+    /// Time only the copy-on-write layer's workloads and print them (no docs, no JSON).
+    pub layer_only: bool,
 }
 
 /// Time cordon (CLI, library, in-process steps, a 100k-file workspace, the session walk)
@@ -58,6 +63,9 @@ struct BenchArgs {
     /// Do not rewrite docs/benchmarks.md.
     #[arg(long)]
     no_docs: bool,
+    /// Time only the workloads under the copy-on-write layer and print them; writes nothing.
+    #[arg(long)]
+    layer_only: bool,
 }
 
 fn main() -> ExitCode {
@@ -68,6 +76,7 @@ fn main() -> ExitCode {
             runs: args.runs,
             json: args.json,
             write_docs: !args.no_docs,
+            layer_only: args.layer_only,
         },
     ) {
         Ok(()) => ExitCode::SUCCESS,
@@ -114,6 +123,11 @@ pub fn run_with(root: &Path, opts: &Options) -> Result<(), Error> {
     let cordon = cordon_test_support::dist::build(root)?;
     let dynamic = target.join("release/cordon");
     let base = std::env::temp_dir().join(format!("cordon-bench-{}", std::process::id()));
+    if opts.layer_only {
+        let outcome = layer_only(&cordon, &base, opts);
+        let _ = std::fs::remove_dir_all(&base);
+        return outcome;
+    }
     let outcome = measure(&cordon, &dynamic, &base, opts);
     let _ = std::fs::remove_dir_all(&base);
     let report = outcome?;
@@ -152,6 +166,25 @@ fn make_dir(dir: &Path) -> Result<PathBuf, Error> {
     std::fs::create_dir_all(dir)
         .and_then(|()| std::fs::canonicalize(dir))
         .map_err(|e| Error::Bench(format!("cannot create {}: {e}", dir.display())))
+}
+
+/// `--layer-only`: the layer's rows, printed (the 100,000-file workspace is built for them).
+fn layer_only(cordon: &Path, base: &Path, opts: &Options) -> Result<(), Error> {
+    let empty = make_dir(&base.join("empty"))?;
+    let large = make_dir(&base.join("large"))?;
+    tree::build(&large)?;
+    let rounds = (opts.runs / 10).clamp(3, 10);
+    for pair in layered::run(cordon, base, (&empty, &large), rounds)?.chunks(2) {
+        let reference = pair[0].1.as_secs_f64().max(1e-12);
+        for (name, d, samples) in pair {
+            println!(
+                "{name:70} {:9.2} ms  {:5.2}x  ({samples} samples)",
+                d.as_secs_f64() * 1e3,
+                d.as_secs_f64() / reference
+            );
+        }
+    }
+    Ok(())
 }
 
 fn measure(cordon: &Path, dynamic: &Path, base: &Path, opts: &Options) -> Result<Report, Error> {
@@ -223,6 +256,9 @@ fn measure(cordon: &Path, dynamic: &Path, base: &Path, opts: &Options) -> Result
 
     println!("timing the proxy network: {} rounds of 4 cases", opts.runs);
     let proxied = launch::proxy(&places, opts.runs)?;
+    let layer_rounds = (opts.runs / 10).clamp(3, 10);
+    println!("timing workloads under the copy-on-write layer: {layer_rounds} rounds of 8 cases");
+    let layered = layered::run(cordon, base, (&empty, &large), layer_rounds)?;
     let ratio = |d: Duration, to: Duration| d.as_secs_f64() / to.as_secs_f64().max(1e-12);
     let mut rows = Vec::new();
     for (name, d) in &launches {
@@ -345,6 +381,22 @@ fn measure(cordon: &Path, dynamic: &Path, base: &Path, opts: &Options) -> Result
                 what: (*name).to_owned(),
                 median: *d,
                 samples: opts.runs,
+                ratio: ratio(*d, reference),
+                target: None,
+                target_source: None,
+            });
+        }
+    }
+
+    // Each layered row against the live one before it.
+    for pair in layered.chunks(2) {
+        let reference = pair[0].1;
+        for (name, d, samples) in pair {
+            rows.push(Row {
+                section: Section::Layer,
+                what: (*name).to_owned(),
+                median: *d,
+                samples: *samples,
                 ratio: ratio(*d, reference),
                 target: None,
                 target_source: None,

@@ -28,16 +28,19 @@ pub enum Section {
     Micro,
     /// The proxy network: each row against the same command in the mode it replaces.
     Proxy,
+    /// The copy-on-write layer's workloads: each `--layer` row against the same `--live`.
+    Layer,
 }
 
 impl Section {
-    pub const ALL: [Section; 6] = [
+    pub const ALL: [Section; 7] = [
         Section::Launch,
         Section::RepoSize,
         Section::Scan,
         Section::ScanCpu,
         Section::Micro,
         Section::Proxy,
+        Section::Layer,
     ];
 
     fn title(self) -> &'static str {
@@ -48,6 +51,7 @@ impl Section {
             Section::ScanCpu => "Per-session scan of 100,000 files, CPU time",
             Section::Micro => "In-process steps",
             Section::Proxy => "Network by destination (`--network proxy`)",
+            Section::Layer => "Workloads under the copy-on-write layer (`--layer`)",
         }
     }
 
@@ -60,6 +64,9 @@ impl Section {
             Section::Micro => "ratio: share of one `bwrap (same isolation)` launch",
             Section::Proxy => {
                 "ratio to the row above it: the same command with the network denied (`/bin/true`) or allowed (`curl`)"
+            }
+            Section::Layer => {
+                "ratio to the row above it: the same command written through (`--live`), each mode in a workspace of its own"
             }
         }
     }

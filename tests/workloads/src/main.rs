@@ -61,6 +61,10 @@ pub struct Options {
     /// Keep the logs of this run (their directory is printed).
     #[arg(long)]
     pub keep: bool,
+    /// Run the jailed column under the copy-on-write layer (`cordon run --layer`); the
+    /// comparison is the same. Not with --write-doc (docs/workloads.md is the default mode's).
+    #[arg(long)]
+    pub layer: bool,
 }
 
 fn main() -> ExitCode {
@@ -196,6 +200,8 @@ struct Setup {
     cache: PathBuf,
     runs: PathBuf,
     cordon: PathBuf,
+    /// `--layer` for the jailed runs, or nothing.
+    mode: &'static [&'static str],
     root_path: String,
     root_home: PathBuf,
     user: Option<(Ids, PathBuf, String)>,
@@ -203,6 +209,11 @@ struct Setup {
 
 /// Runs the suite in the workspace at `root`; `Err` when a comparison (or the set-up) fails.
 pub fn run(root: &Path, opts: &Options) -> Result<(), Error> {
+    if opts.layer && opts.write_doc {
+        return Err(fail(
+            "--layer with --write-doc: docs/workloads.md records the default mode; run them apart",
+        ));
+    }
     let items = select(opts)?;
     let cache = match &opts.cache {
         Some(dir) => dir.clone(),
@@ -264,6 +275,7 @@ pub fn run(root: &Path, opts: &Options) -> Result<(), Error> {
         cache: cache.clone(),
         runs: runs.clone(),
         cordon,
+        mode: if opts.layer { &["--layer"] } else { &[] },
         root_path,
         root_home,
         user,
@@ -717,7 +729,9 @@ fn run_item(setup: &Setup, item: Item) -> Result<Row, Error> {
         let limit = item.timeout_secs();
         if place == Place::Jail {
             cmd.arg(&setup.cordon)
-                .args(["run", "--backend", "bwrap", "--timeout"])
+                .args(["run", "--backend", "bwrap"])
+                .args(setup.mode)
+                .arg("--timeout")
                 .arg(limit.to_string())
                 .arg("--");
         }

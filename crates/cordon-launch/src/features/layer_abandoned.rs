@@ -208,7 +208,7 @@ pub(crate) fn park_spare(state: &Path, run_dir: &Path) {
 }
 
 /// One line for people about what `cordon_commit::recover` did.
-pub(crate) fn describe_recovered(r: &cordon_commit::Recovered) -> String {
+pub fn describe_recovered(r: &cordon_commit::Recovered) -> String {
     match r {
         cordon_commit::Recovered::RolledForward { run, .. } => {
             format!("the commit of run {run}, killed after its journal was sealed, was finished")
@@ -224,7 +224,7 @@ pub(crate) fn describe_recovered(r: &cordon_commit::Recovered) -> String {
 }
 
 /// One line for people about an abandoned run: what was kept and how to act on it.
-pub(crate) fn describe(a: &Abandoned) -> String {
+pub fn describe(a: &Abandoned) -> String {
     if let Some(e) = &a.error {
         return format!(
             "a run killed before its commit left {}; it could not be kept for review ({e}); the workspace was not changed",

@@ -1,0 +1,179 @@
+//! The copy-on-write layer's workloads (issue #30): each command once with `--live` and once
+//! with `--layer`, in the same rounds, each mode in a workspace of its own. What a round undoes
+//! first (the files or the build the last one committed) is done on the host, untimed.
+//!
+//! - 10,000 new files written, then committed (the layer) or already there (live);
+//! - one byte appended to a 1 GiB file: the layer copies the file up, then renames it in;
+//! - `cargo build` of a real crate without dependencies (`strsim`, from cargo's registry
+//!   sources on this machine), offline;
+//! - `/bin/true` with the layer in the empty workspace and in the 100,000-file one (flat in the
+//!   workspace's size), five samples a round.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use cordon_test_support::error::Error;
+
+pub const FILES_LIVE: &str = "10,000 new files: --live";
+pub const FILES_LAYER: &str = "10,000 new files: --layer (and their commit)";
+pub const APPEND_LIVE: &str = "one byte appended to a 1 GiB file: --live";
+pub const APPEND_LAYER: &str = "one byte appended to a 1 GiB file: --layer (copy-up, commit)";
+pub const CARGO_LIVE: &str = "cargo build of strsim (no dependencies, offline): --live";
+pub const CARGO_LAYER: &str = "cargo build of strsim (no dependencies, offline): --layer";
+pub const TRUE_EMPTY: &str = "cordon run --layer -- /bin/true, empty workspace";
+pub const TRUE_LARGE: &str = "cordon run --layer -- /bin/true, 100,000-file workspace";
+
+const WRITE_FILES: &str =
+    "mkdir out && cd out && i=0 && while [ $i -lt 10000 ]; do echo $i > f$i; i=$((i+1)); done";
+
+/// The crate the build rows compile, found in cargo's registry sources.
+fn strsim_source() -> Result<PathBuf, Error> {
+    let home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))
+        .ok_or_else(|| Error::Bench("neither CARGO_HOME nor HOME is set".into()))?;
+    let src = home.join("registry/src");
+    let found = std::fs::read_dir(&src)
+        .map_err(|e| Error::Bench(format!("{}: {e}", src.display())))?
+        .flatten()
+        .filter_map(|index| std::fs::read_dir(index.path()).ok())
+        .flat_map(|dir| dir.flatten())
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("strsim-"))
+        })
+        .max();
+    found.ok_or_else(|| {
+        Error::Bench(format!(
+            "no strsim-* crate source below {} (it is a dependency of clap: build the workspace once)",
+            src.display()
+        ))
+    })
+}
+
+fn copy_tree(from: &Path, to: &Path) -> Result<(), Error> {
+    let status = Command::new("cp")
+        .arg("-a")
+        .arg(from)
+        .arg(to)
+        .status()
+        .map_err(|e| Error::Bench(format!("cp: {e}")))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(Error::Bench(format!(
+            "cp -a {} {}: {status}",
+            from.display(),
+            to.display()
+        )))
+    }
+}
+
+fn big_file(path: &Path) -> Result<(), Error> {
+    let chunk = vec![0x5au8; 1 << 20];
+    let mut f = std::fs::File::create(path)
+        .map_err(|e| Error::Bench(format!("{}: {e}", path.display())))?;
+    for _ in 0..1024 {
+        f.write_all(&chunk)
+            .map_err(|e| Error::Bench(format!("{}: {e}", path.display())))?;
+    }
+    f.sync_all()
+        .map_err(|e| Error::Bench(format!("{}: {e}", path.display())))
+}
+
+fn remove(path: &Path) -> Result<(), Error> {
+    match std::fs::remove_dir_all(path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(Error::Bench(format!("{}: {e}", path.display()))),
+    }
+}
+
+/// One timed `cordon run MODE -- ARGV` in `dir`; a failed command fails the bench.
+fn timed(cordon: &Path, mode: &str, dir: &Path, argv: &[&str]) -> Result<Duration, Error> {
+    let start = Instant::now();
+    let out = Command::new(cordon)
+        .args(["run", mode, "--"])
+        .args(argv)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .output()
+        .map_err(|e| Error::Bench(format!("{}: {e}", cordon.display())))?;
+    let took = start.elapsed();
+    if !out.status.success() {
+        return Err(Error::Bench(format!(
+            "cordon run {mode} -- {argv:?} in {}: {}: {}",
+            dir.display(),
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    Ok(took)
+}
+
+/// The eight rows, in pairs (reference first), as (name, median, samples).
+pub fn run(
+    cordon: &Path,
+    base: &Path,
+    sizes: (&Path, &Path),
+    rounds: usize,
+) -> Result<Vec<(&'static str, Duration, usize)>, Error> {
+    let strsim = strsim_source()?;
+    let mut out = Vec::new();
+    let mut samples: Vec<(&'static str, Vec<Duration>)> = [
+        FILES_LIVE,
+        FILES_LAYER,
+        APPEND_LIVE,
+        APPEND_LAYER,
+        CARGO_LIVE,
+        CARGO_LAYER,
+        TRUE_EMPTY,
+        TRUE_LARGE,
+    ]
+    .into_iter()
+    .map(|n| (n, Vec::new()))
+    .collect();
+    let modes = ["--live", "--layer"];
+    let mut dirs = Vec::new();
+    for mode in modes {
+        let dir = super::make_dir(&base.join(format!("layered{mode}")))?;
+        big_file(&dir.join("big"))?;
+        copy_tree(&strsim, &dir.join("strsim"))?;
+        dirs.push(dir);
+    }
+    let build = ["sh", "-c", "cd strsim && cargo build --offline -q"];
+    // One round untimed first: the toolchain's files and the layer's spare directory warm.
+    for round in 0..=rounds {
+        for (m, mode) in modes.iter().enumerate() {
+            let dir = &dirs[m];
+            remove(&dir.join("out"))?;
+            remove(&dir.join("strsim/target"))?;
+            let files = timed(cordon, mode, dir, &["sh", "-c", WRITE_FILES])?;
+            let append = timed(cordon, mode, dir, &["sh", "-c", "echo x >> big"])?;
+            let cargo = timed(cordon, mode, dir, &build)?;
+            if round > 0 {
+                samples[m].1.push(files);
+                samples[2 + m].1.push(append);
+                samples[4 + m].1.push(cargo);
+            }
+        }
+        for _ in 0..5 {
+            for (i, dir) in [sizes.0, sizes.1].into_iter().enumerate() {
+                let took = timed(cordon, "--layer", dir, &["/bin/true"])?;
+                if round > 0 {
+                    samples[6 + i].1.push(took);
+                }
+            }
+        }
+    }
+    for (name, mut s) in samples {
+        out.push((name, super::median(&mut s), s.len()));
+    }
+    Ok(out)
+}
