@@ -10,6 +10,7 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 
 use cordon_policy::{EntryKind, HostFacts, RealHost};
@@ -18,33 +19,37 @@ use cordon_policy::{EntryKind, HostFacts, RealHost};
 const MAX_LINKS: usize = 40;
 
 /// Memoized answers of one plan (see the module documentation).
+/// Keyed by the path's bytes (hashing a `Path` parses its components; another spelling of the
+/// same path is only asked again).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Snapshot {
-    kinds: RefCell<HashMap<PathBuf, Option<EntryKind>>>,
-    links: RefCell<HashMap<PathBuf, Option<PathBuf>>>,
-    canonical: RefCell<HashMap<PathBuf, Option<PathBuf>>>,
+    kinds: RefCell<HashMap<OsString, Option<EntryKind>>>,
+    links: RefCell<HashMap<OsString, Option<PathBuf>>>,
+    canonical: RefCell<HashMap<OsString, Option<PathBuf>>>,
 }
 
 impl Snapshot {
     /// [`HostFacts::kind`], asked of `host` once per path.
     pub(crate) fn kind(&self, host: &RealHost, path: &Path) -> Option<EntryKind> {
-        if let Some(k) = self.kinds.borrow().get(path) {
+        if let Some(k) = self.kinds.borrow().get(path.as_os_str()) {
             return *k;
         }
         let k = host.kind(path);
-        self.kinds.borrow_mut().insert(path.to_path_buf(), k);
+        self.kinds
+            .borrow_mut()
+            .insert(path.as_os_str().to_owned(), k);
         k
     }
 
     /// [`HostFacts::read_link`], asked of `host` once per path.
     pub(crate) fn read_link(&self, host: &RealHost, path: &Path) -> Option<PathBuf> {
-        if let Some(t) = self.links.borrow().get(path) {
+        if let Some(t) = self.links.borrow().get(path.as_os_str()) {
             return t.clone();
         }
         let t = host.read_link(path);
         self.links
             .borrow_mut()
-            .insert(path.to_path_buf(), t.clone());
+            .insert(path.as_os_str().to_owned(), t.clone());
         t
     }
 
@@ -54,14 +59,14 @@ impl Snapshot {
         if !path.is_absolute() {
             return host.canonicalize(path);
         }
-        if let Some(c) = self.canonical.borrow().get(path) {
+        if let Some(c) = self.canonical.borrow().get(path.as_os_str()) {
             return c.clone();
         }
         let mut links = 0;
         let c = self.resolve(host, path, &mut links);
         self.canonical
             .borrow_mut()
-            .insert(path.to_path_buf(), c.clone());
+            .insert(path.as_os_str().to_owned(), c.clone());
         c
     }
 

@@ -125,6 +125,16 @@ pub(crate) fn path_trees(
         .take(MAX_PATH_ENTRIES)
         .collect();
     let mut out = Vec::new();
+    // A tree is named once, with the first reason found: the shims of one version manager all
+    // name the same interpreter prefix, and every name costs the caller path comparisons.
+    // Keyed by the path's bytes: comparing `Path`s parses their components every time.
+    let mut named: BTreeSet<OsString> = BTreeSet::new();
+    let mut push = |out: &mut Vec<(PathBuf, String)>, tree: PathBuf, why: &dyn Fn() -> String| {
+        if !named.contains(tree.as_os_str()) {
+            named.insert(tree.as_os_str().to_owned());
+            out.push((tree, why()));
+        }
+    };
     // Interpreters repeat (a version manager's shims all name `bash`): each is looked up once.
     let mut seen = Interpreters::default();
     let mut walked: Vec<PathBuf> = Vec::new();
@@ -140,10 +150,9 @@ pub(crate) fn path_trees(
         if !below(home, entry) && !below(home, &canon) {
             continue;
         }
-        out.push((
-            entry.clone(),
-            format!("PATH entry {}", DisplayPath(entry.clone())),
-        ));
+        push(&mut out, entry.clone(), &|| {
+            format!("PATH entry {}", DisplayPath(entry.clone()))
+        });
         let Some(mut programs) = host.list_dir_kinds(&canon) else {
             continue;
         };
@@ -168,7 +177,9 @@ pub(crate) fn path_trees(
                         continue;
                     }
                     if below(home, &target) && !is_within(&target, &canon) {
-                        out.push((needed_tree(home, &target), format!("target of {label}")));
+                        push(&mut out, needed_tree(home, &target), &|| {
+                            format!("target of {label}")
+                        });
                     }
                     seen.prefixes(&walk, &target, &entries)
                 }
@@ -177,7 +188,7 @@ pub(crate) fn path_trees(
                     let Some((_, head)) = heads.by_ref().find(|(n, _)| *n == name) else {
                         continue;
                     };
-                    seen.read.insert(canon.join(name));
+                    seen.read.insert(canon.join(name).into_os_string());
                     match head {
                         Some(head) => seen.prefixes_of(&walk, &head, &entries),
                         None => continue,
@@ -186,7 +197,9 @@ pub(crate) fn path_trees(
                 _ => continue,
             };
             for prefix in found {
-                out.push((prefix, format!("interpreter prefix of {label}")));
+                push(&mut out, prefix, &|| {
+                    format!("interpreter prefix of {label}")
+                });
             }
         }
     }
@@ -409,7 +422,8 @@ fn needed_tree(home: &Path, target: &Path) -> PathBuf {
 struct Interpreters {
     on_path: BTreeMap<OsString, Option<PathBuf>>,
     prefixes: BTreeMap<PathBuf, Vec<PathBuf>>,
-    read: BTreeSet<PathBuf>,
+    /// The files read, by their path's bytes.
+    read: BTreeSet<OsString>,
 }
 
 impl Interpreters {
@@ -418,7 +432,7 @@ impl Interpreters {
     /// needed). A file in a writable root is not read.
     fn prefixes(&mut self, walk: &Walk<'_>, file: &Path, entries: &[PathBuf]) -> Vec<PathBuf> {
         // A file many links lead to (rustup's proxies) is read once.
-        if walk.in_root(file) || !self.read.insert(file.to_path_buf()) {
+        if walk.in_root(file) || !self.read.insert(file.as_os_str().to_owned()) {
             return Vec::new();
         }
         let Some(head) = walk.host.read_head(file, HEAD_BYTES) else {
