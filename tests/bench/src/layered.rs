@@ -1,6 +1,6 @@
 //! The copy-on-write layer's workloads (issue #30): each command once with `--live` and once
 //! with `--layer`, in the same rounds, each mode in a workspace of its own. What a round undoes
-//! first (the files or the build the last one committed) is done on the host, and each command
+//! first (the build the last one committed) is done on the host, and each command
 //! is followed by a `sync`, untimed: the 1 GiB copy-up's writeback otherwise lands in the rows
 //! after it (measured: a layered `cargo build` after it took twice the live one, alone 1.1×).
 //!
@@ -27,8 +27,14 @@ pub const CARGO_LAYER: &str = "cargo build of strsim (no dependencies, offline):
 pub const TRUE_EMPTY: &str = "cordon run --layer -- /bin/true, empty workspace";
 pub const TRUE_LARGE: &str = "cordon run --layer -- /bin/true, 100,000-file workspace";
 
-const WRITE_FILES: &str =
-    "mkdir out && cd out && i=0 && while [ $i -lt 10000 ]; do echo $i > f$i; i=$((i+1)); done";
+/// Writes 10,000 files into a new directory `out-N` (a new name each round: deleting the last
+/// round's 10,000 on the host made the next creations in their directory several times slower,
+/// in either mode, with plain bubblewrap too).
+fn write_files(round: usize) -> String {
+    format!(
+        "mkdir out-{round} && cd out-{round} && i=0 && while [ $i -lt 10000 ]; do echo $i > f$i; i=$((i+1)); done"
+    )
+}
 
 /// The crate the build rows compile, found in cargo's registry sources.
 fn strsim_source() -> Result<PathBuf, Error> {
@@ -157,9 +163,9 @@ pub fn run(
     for round in 0..=rounds {
         for (m, mode) in modes.iter().enumerate() {
             let dir = &dirs[m];
-            remove(&dir.join("out"))?;
             remove(&dir.join("strsim/target"))?;
-            let files = timed(cordon, mode, dir, &["sh", "-c", WRITE_FILES])?;
+            let script = write_files(round);
+            let files = timed(cordon, mode, dir, &["sh", "-c", &script])?;
             let append = timed(cordon, mode, dir, &["sh", "-c", "echo x >> big"])?;
             let cargo = timed(cordon, mode, dir, &build)?;
             if round > 0 {
