@@ -93,13 +93,7 @@ fn set_id_bits_are_stripped() {
         "echo '#!/bin/sh' > tool; chmod 4755 tool; chmod 2755 existing; mkdir sg; chmod 3777 sg",
     );
     f.commit(Mode::Apply);
-    let mode = |p: &str| {
-        std::fs::metadata(f.ws().join(p))
-            .unwrap()
-            .permissions()
-            .mode()
-            & 0o7777
-    };
+    let mode = |p: &str| f.mode(p);
     assert_eq!(mode("tool"), 0o755);
     assert_eq!(mode("existing"), 0o755);
     assert_eq!(mode("sg") & 0o7002, 0);
@@ -115,13 +109,7 @@ fn a_world_writable_file_the_judge_lets_through_by_its_own_rule_is_committed_wit
          mkdir -p other && git -C other init -q && chmod 646 other/.git/config; echo x > plain; chmod 666 plain",
     );
     let report = f.commit(Mode::Apply);
-    let mode = |p: &str| {
-        std::fs::metadata(f.ws().join(p))
-            .unwrap()
-            .permissions()
-            .mode()
-            & 0o7777
-    };
+    let mode = |p: &str| f.mode(p);
     assert_eq!(mode("repo/.git/config"), 0o664, "{report:?}");
     assert_eq!(mode("other/.git/config"), 0o644, "{report:?}");
     assert_eq!(mode("plain"), 0o664);

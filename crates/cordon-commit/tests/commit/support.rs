@@ -46,6 +46,14 @@ impl Fixture {
     pub fn outside(&self) -> PathBuf {
         self.path().join("outside")
     }
+    /// The permission bits (set-id and sticky included) of `rel` in the workspace.
+    pub fn mode(&self, rel: &str) -> u32 {
+        std::fs::metadata(self.ws().join(rel))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o7777
+    }
 
     /// Records the run's start: after the last host change of the set-up has a strictly older
     /// change time (the clock of change times is coarse), the marker is made.
