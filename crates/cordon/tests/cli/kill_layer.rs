@@ -289,6 +289,33 @@ fn the_next_layered_run_recovers_a_killed_one_and_says_so() {
     assert!(layers_left(&ws.layer_state()).is_empty());
 }
 
+#[test]
+fn cordon_recover_says_in_words_what_a_killed_run_left_and_how_to_act_on_it() {
+    let ws = Ws::new();
+    let before = tree(&ws.work);
+    let mut child = ws.start("sleep 60");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    jail_gone(&ws);
+    let out = ws.cordon_out(&["recover"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The run's own line (the launcher's wording) and its listing.
+    assert!(
+        text.contains("killed before its commit") && text.contains("cordon apply"),
+        "{text}"
+    );
+    assert!(
+        text.contains("new.txt"),
+        "the kept changes are not listed: {text}"
+    );
+    assert_eq!(tree(&ws.work), before, "{text}");
+}
+
 /// The launcher killed at many instants around the end of its command, its commit included:
 /// after `cordon recover`, the workspace is exactly as before or exactly as after a complete
 /// commit.
