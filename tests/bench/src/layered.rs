@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use cordon_test_support::cmd::Cmd;
 use cordon_test_support::error::Error;
 
 pub const FILES_LIVE: &str = "10,000 new files: --live";
@@ -61,24 +62,6 @@ fn strsim_source() -> Result<PathBuf, Error> {
             src.display()
         ))
     })
-}
-
-fn copy_tree(from: &Path, to: &Path) -> Result<(), Error> {
-    let status = Command::new("cp")
-        .arg("-a")
-        .arg(from)
-        .arg(to)
-        .status()
-        .map_err(|e| Error::Bench(format!("cp: {e}")))?;
-    if status.success() {
-        Ok(())
-    } else {
-        Err(Error::Bench(format!(
-            "cp -a {} {}: {status}",
-            from.display(),
-            to.display()
-        )))
-    }
 }
 
 fn big_file(path: &Path) -> Result<(), Error> {
@@ -155,7 +138,11 @@ pub fn run(
     for mode in modes {
         let dir = super::make_dir(&base.join(format!("layered{mode}")))?;
         big_file(&dir.join("big"))?;
-        copy_tree(&strsim, &dir.join("strsim"))?;
+        Cmd::new("cp")
+            .arg("-a")
+            .arg(&strsim)
+            .arg(dir.join("strsim"))
+            .run()?;
         dirs.push(dir);
     }
     let build = ["sh", "-c", "cd strsim && cargo build --offline -q"];
