@@ -16,6 +16,7 @@
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
+use std::io::Read as _;
 use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -180,17 +181,10 @@ fn head_at(dirfd: &OwnedFd, name: &OsString, max: usize) -> Option<Vec<u8>> {
     if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
         return None;
     }
-    let mut head = vec![0; max];
-    let mut filled = 0;
-    while filled < max {
-        match rustix::io::read(&fd, &mut head[filled..]) {
-            Ok(0) => break,
-            Ok(n) => filled += n,
-            Err(rustix::io::Errno::INTR) => {}
-            Err(_) => return None,
-        }
-    }
-    head.truncate(filled);
+    let mut head = Vec::with_capacity(max);
+    std::io::Read::take(std::fs::File::from(fd), max as u64)
+        .read_to_end(&mut head)
+        .ok()?;
     Some(head)
 }
 
