@@ -182,7 +182,8 @@ fn head_at(dirfd: &OwnedFd, name: &OsString, max: usize) -> Option<Vec<u8>> {
         return None;
     }
     let mut head = Vec::with_capacity(max);
-    std::io::Read::take(std::fs::File::from(fd), max as u64)
+    std::fs::File::from(fd)
+        .take(max as u64)
         .read_to_end(&mut head)
         .ok()?;
     Some(head)
