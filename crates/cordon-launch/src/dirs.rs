@@ -71,8 +71,8 @@ impl CordonDirs {
         self.cache().map(|c| c.join(format!("probe-{euid}.json")))
     }
 
-    /// The `#!` lines of the programs on `PATH`, per directory: `<cache>/heads`
-    /// ([`crate::CachingHost`]).
+    /// The `#!` lines of the programs on `PATH`, per directory, and the `PATH` walks'
+    /// answers: `<cache>/heads` ([`crate::CachingHost`]).
     pub fn heads(&self) -> Option<PathBuf> {
         self.cache().map(|c| c.join("heads"))
     }

@@ -40,7 +40,7 @@ pub struct CachingHost {
     inner: RealHost,
     dir: Option<PathBuf>,
     /// The clock settling is measured against (a test's runs ahead).
-    now: fn() -> SystemTime,
+    pub(super) now: fn() -> SystemTime,
     /// `kind`, `read_link` and `canonicalize`, asked once per path: one instance per plan.
     seen: super::snapshot::Snapshot,
 }
@@ -70,7 +70,7 @@ struct Recorded {
 
 /// The fields of an `lstat` that a change of the file changes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-struct Stamp {
+pub(crate) struct Stamp {
     dev: u64,
     ino: u64,
     size: i64,
@@ -79,7 +79,7 @@ struct Stamp {
 }
 
 impl Stamp {
-    fn of(st: &Stat) -> Stamp {
+    pub(crate) fn of(st: &Stat) -> Stamp {
         Stamp {
             dev: st.st_dev,
             ino: st.st_ino,
@@ -90,7 +90,7 @@ impl Stamp {
     }
 
     /// Whether the file's change time is at least [`SETTLING`] before `now`.
-    fn settled(&self, now: SystemTime) -> bool {
+    pub(crate) fn settled(&self, now: SystemTime) -> bool {
         let Ok(secs) = u64::try_from(self.ctime.0) else {
             return false;
         };
@@ -203,21 +203,45 @@ impl HostFacts for CachingHost {
         self.seen.read_link(&self.inner, path)
     }
     fn read_small_text(&self, path: &Path) -> Option<String> {
+        self.seen.recorder.note(path, true);
         self.inner.read_small_text(path)
     }
     fn list_dir(&self, path: &Path) -> Option<Vec<OsString>> {
+        self.seen.recorder.note(path, true);
         self.inner.list_dir(path)
     }
     fn list_dir_kinds(&self, path: &Path) -> Option<Vec<(OsString, EntryKind)>> {
+        self.seen.recorder.note(path, true);
         self.inner.list_dir_kinds(path)
     }
     fn read_head(&self, path: &Path, max: usize) -> Option<Vec<u8>> {
+        self.seen.recorder.note(path, true);
         self.inner.read_head(path, max)
+    }
+
+    fn recall_walk(&self, inputs: &[u8]) -> Option<Vec<(PathBuf, String)>> {
+        let dir = self.dir.as_ref()?;
+        let recalled = super::walks::Walks { dir }.recall(inputs);
+        if recalled.is_none() {
+            self.seen.recorder.start();
+        }
+        recalled
+    }
+
+    fn remember_walk(&self, inputs: &[u8], trees: &[(PathBuf, String)]) {
+        let (Some(dir), Some(looked)) = (self.dir.as_ref(), self.seen.recorder.take()) else {
+            return;
+        };
+        super::walks::Walks { dir }.remember(inputs, trees, looked, (self.now)());
     }
 
     fn read_heads(&self, dir: &Path, names: &[OsString], max: usize) -> Vec<Option<Vec<u8>>> {
         if names.is_empty() {
             return Vec::new();
+        }
+        self.seen.recorder.note(dir, true);
+        for name in names {
+            self.seen.recorder.note(&dir.join(name), false);
         }
         let Ok(dirfd) = rustix::fs::open(
             dir,

@@ -26,11 +26,14 @@ pub(crate) struct Snapshot {
     kinds: RefCell<HashMap<OsString, Option<EntryKind>>>,
     links: RefCell<HashMap<OsString, Option<PathBuf>>>,
     canonical: RefCell<HashMap<OsString, Option<PathBuf>>>,
+    /// What a `PATH` walk being recorded asks (`walks.rs`).
+    pub(crate) recorder: super::walks::Recorder,
 }
 
 impl Snapshot {
     /// [`HostFacts::kind`], asked of `host` once per path.
     pub(crate) fn kind(&self, host: &RealHost, path: &Path) -> Option<EntryKind> {
+        self.recorder.note_parent(path);
         if let Some(k) = self.kinds.borrow().get(path.as_os_str()) {
             return *k;
         }
@@ -43,6 +46,7 @@ impl Snapshot {
 
     /// [`HostFacts::read_link`], asked of `host` once per path.
     pub(crate) fn read_link(&self, host: &RealHost, path: &Path) -> Option<PathBuf> {
+        self.recorder.note_parent(path);
         if let Some(t) = self.links.borrow().get(path.as_os_str()) {
             return t.clone();
         }
@@ -57,9 +61,14 @@ impl Snapshot {
     /// one is asked of `host` (it depends on the working directory).
     pub(crate) fn canonicalize(&self, host: &RealHost, path: &Path) -> Option<PathBuf> {
         if !path.is_absolute() {
+            self.recorder.unstamped();
             return host.canonicalize(path);
         }
-        if let Some(c) = self.canonical.borrow().get(path.as_os_str()) {
+        // While a walk is recorded, the resolution is gone through again (from the memoized
+        // answers) so that every path it rests on is noted.
+        if !self.recorder.recording()
+            && let Some(c) = self.canonical.borrow().get(path.as_os_str())
+        {
             return c.clone();
         }
         let mut links = 0;

@@ -57,6 +57,21 @@ pub trait HostFacts {
             .collect()
     }
 
+    /// The trees an earlier `PATH` walk with the same `inputs` found, when nothing that walk
+    /// looked at has changed since; `None` (the default: nothing is remembered) and the caller
+    /// walks. A host that remembers walks starts noting what is asked of it on `None`, until
+    /// [`HostFacts::remember_walk`].
+    fn recall_walk(&self, inputs: &[u8]) -> Option<Vec<(PathBuf, String)>> {
+        let _ = inputs;
+        None
+    }
+
+    /// The answer of the walk for `inputs` that followed a `None` from
+    /// [`HostFacts::recall_walk`], to be remembered with what the walk looked at.
+    fn remember_walk(&self, inputs: &[u8], trees: &[(PathBuf, String)]) {
+        let _ = (inputs, trees);
+    }
+
     /// What `path` resolves to, following symlinks.
     fn resolved_kind(&self, path: &Path) -> Option<EntryKind> {
         self.canonicalize(path).and_then(|c| self.kind(&c))

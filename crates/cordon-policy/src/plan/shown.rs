@@ -8,7 +8,8 @@
 //! directory above its `bin`: a virtual environment, a node version's directory with its `lib`).
 //! Nothing is shown for sharing a parent with a program. The walk is bounded: at most
 //! [`MAX_PATH_ENTRIES`] entries, [`MAX_PROGRAMS`] programs per entry, [`HEAD_BYTES`] bytes read
-//! of each program, one interpreter per program.
+//! of each program, one interpreter per program. A host may remember a walk's answer between
+//! runs ([`HostFacts::recall_walk`]) while nothing the walk looked at has changed.
 //!
 //! Inside what is shown, configuration that holds credentials is masked: the stores of
 //! [`STORES_IN_SHOWN_TREES`] (home-relative, a `*` component standing for any one name) wherever
@@ -114,6 +115,39 @@ pub(crate) const CONFIG_IN_ANY_TREE: &[&str] = &[
 /// resolution passes through one of `roots` (the writable roots, where an earlier command may
 /// have planted a link or a `#!` line naming any path of the home) is not followed.
 pub(crate) fn path_trees(
+    home: &Path,
+    roots: &[PathBuf],
+    path_var: &OsStr,
+    host: &dyn HostFacts,
+) -> Vec<(PathBuf, String)> {
+    let inputs = walk_inputs(home, roots, path_var);
+    if let Some(trees) = host.recall_walk(&inputs) {
+        return trees;
+    }
+    let trees = walk_path(home, roots, path_var, host);
+    host.remember_walk(&inputs, &trees);
+    trees
+}
+
+/// Everything [`path_trees`]' answer depends on but the host: the walk's version (this crate's)
+/// and its arguments, each preceded by its length.
+fn walk_inputs(home: &Path, roots: &[PathBuf], path_var: &OsStr) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut put = |bytes: &[u8]| {
+        out.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+        out.extend_from_slice(bytes);
+    };
+    put(env!("CARGO_PKG_VERSION").as_bytes());
+    put(home.as_os_str().as_bytes());
+    put(path_var.as_bytes());
+    for r in roots {
+        put(r.as_os_str().as_bytes());
+    }
+    out
+}
+
+/// [`path_trees`], asked of the host.
+fn walk_path(
     home: &Path,
     roots: &[PathBuf],
     path_var: &OsStr,
@@ -535,6 +569,27 @@ fn shebang(head: &[u8]) -> Option<Interpreter> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_walk_is_remembered_under_all_its_inputs() {
+        let p = |s: &str| PathBuf::from(s);
+        let base = walk_inputs(&p("/h"), &[p("/w")], OsStr::new("/h/bin"));
+        for other in [
+            walk_inputs(&p("/g"), &[p("/w")], OsStr::new("/h/bin")),
+            walk_inputs(&p("/h"), &[p("/v")], OsStr::new("/h/bin")),
+            walk_inputs(&p("/h"), &[p("/w"), p("/h/x")], OsStr::new("/h/bin")),
+            walk_inputs(&p("/h"), &[], OsStr::new("/h/bin")),
+            walk_inputs(&p("/h"), &[p("/w")], OsStr::new("/h/bin:/x")),
+            // The same bytes, cut elsewhere.
+            walk_inputs(&p("/h"), &[p("/w/h/bin")], OsStr::new("")),
+        ] {
+            assert_ne!(base, other);
+        }
+        assert_eq!(
+            base,
+            walk_inputs(&p("/h"), &[p("/w")], OsStr::new("/h/bin"))
+        );
+    }
 
     #[test]
     fn shebang_lines_name_a_path_or_an_env_lookup() {

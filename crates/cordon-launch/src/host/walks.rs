@@ -1,0 +1,438 @@
+//! The `PATH` walk's answer remembered between runs, with what the walk looked at.
+//!
+//! A hidden home shows what the programs on `PATH` need, and finding it means looking at every
+//! program of every entry below the home (`cordon_policy`'s walk): a version manager's `PATH`
+//! is hundreds of programs, each an `lstat`, a `readlink` or a read, and a launch pays for all of
+//! them. While [`CachingHost`](super::heads::CachingHost) plans, what the walk asks is noted
+//! ([`Looked`]): the directory holding every path whose kind or link it asked (a name's kind and
+//! a link's target change only by a change of that directory's entries), every directory it
+//! listed, every file whose head it read. The answer is kept in cordon's cache with the stamp
+//! (device, inode, size, modification and change times to the nanosecond) of each of those
+//! paths, and served again only while every stamp is the one recorded, so any change the walk
+//! could have seen makes the next run walk again. As for the heads (`heads.rs`), nothing is
+//! recorded while one of those paths changed less than [`SETTLING`](super::heads::SETTLING) ago, so a change in the
+//! same clock tick as the walk is never hidden behind an unchanged stamp.
+//!
+//! The cache is keyed by the walk's inputs (the home, `PATH`, the writable roots the walk must
+//! not pass through, the walk's version), lives in cordon's own state, which no jail can write,
+//! and holds at most [`MAX_WALKS`] answers; a file that does not parse is ignored and rewritten.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use rustix::fs::{AtFlags, Mode, OFlags};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use super::heads::Stamp;
+
+/// Remembered walks kept, the most recently written first.
+pub(crate) const MAX_WALKS: usize = 64;
+/// The walk files' format.
+const FORMAT: u32 = 1;
+
+/// What one walk looked at: paths, each stamped following a final symlink (`true`) or not.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Looked {
+    paths: BTreeSet<(OsString, bool)>,
+    /// A question whose answer has no stamp (a relative path's canonical form): not remembered.
+    unstamped: bool,
+}
+
+/// Notes what is asked while a walk is being recorded (between a missed recall and
+/// the remember).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Recorder {
+    looked: RefCell<Option<Looked>>,
+}
+
+impl Recorder {
+    /// Starts noting.
+    pub(crate) fn start(&self) {
+        *self.looked.borrow_mut() = Some(Looked::default());
+    }
+
+    /// Whether a walk is being noted.
+    pub(crate) fn recording(&self) -> bool {
+        self.looked.borrow().is_some()
+    }
+
+    /// `path`, stamped following a final symlink or not.
+    pub(crate) fn note(&self, path: &Path, follow: bool) {
+        if let Some(l) = self.looked.borrow_mut().as_mut() {
+            l.paths.insert((path.as_os_str().to_owned(), follow));
+        }
+    }
+
+    /// The directory holding `path`: what stands at a name changes only with its entries.
+    pub(crate) fn note_parent(&self, path: &Path) {
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            self.note(parent, true);
+        }
+    }
+
+    /// An answer that no stamp covers was given: the walk is not remembered.
+    pub(crate) fn unstamped(&self) {
+        if let Some(l) = self.looked.borrow_mut().as_mut() {
+            l.unstamped = true;
+        }
+    }
+
+    /// Stops noting and returns what was noted.
+    pub(crate) fn take(&self) -> Option<Looked> {
+        self.looked.borrow_mut().take()
+    }
+}
+
+/// Names in one directory, each with its stamp.
+type NamesIn = (String, Vec<(String, Option<Stamp>)>);
+
+/// One remembered walk: its answer, and the stamps of what it looked at when it was recorded
+/// (`None`: nothing was there).
+#[derive(Debug, Serialize, Deserialize)]
+struct WalkFile {
+    format: u32,
+    trees: Vec<(String, String)>,
+    /// Paths stamped following a final symlink (directories, mostly).
+    followed: Vec<(String, Option<Stamp>)>,
+    /// Names stamped without following, by the directory holding them (a `PATH` entry's
+    /// programs): each directory is opened once and its names asked relative to it.
+    names: Vec<NamesIn>,
+}
+
+/// The stamp of `path` now, following a final symlink.
+fn stamp(path: &str) -> Option<Stamp> {
+    rustix::fs::stat(path).ok().map(|st| Stamp::of(&st))
+}
+
+/// The stamps of `names` in the directory `dir` now, not following them.
+fn stamps_in(dir: &str, names: &[(String, Option<Stamp>)]) -> Vec<Option<Stamp>> {
+    let Ok(fd) = rustix::fs::open(
+        dir,
+        OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    ) else {
+        return vec![None; names.len()];
+    };
+    names
+        .iter()
+        .map(|(name, _)| {
+            rustix::fs::statat(&fd, name.as_str(), AtFlags::SYMLINK_NOFOLLOW)
+                .ok()
+                .map(|st| Stamp::of(&st))
+        })
+        .collect()
+}
+
+/// The remembered walks in the directory `dir`.
+#[derive(Debug, Clone)]
+pub(crate) struct Walks<'a> {
+    pub(crate) dir: &'a Path,
+}
+
+impl Walks<'_> {
+    fn file(&self, inputs: &[u8]) -> PathBuf {
+        let digest = Sha256::digest(inputs);
+        let name: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
+        self.dir.join(format!("walk-{name}.json"))
+    }
+
+    /// The answer remembered for `inputs`, if every path it looked at has the stamp recorded.
+    pub(crate) fn recall(&self, inputs: &[u8]) -> Option<Vec<(PathBuf, String)>> {
+        let text = std::fs::read(self.file(inputs)).ok()?;
+        let walk: WalkFile = serde_json::from_slice(&text).ok()?;
+        if walk.format != FORMAT {
+            return None;
+        }
+        if !walk.followed.iter().all(|(p, was)| stamp(p) == *was) {
+            return None;
+        }
+        for (dir, names) in &walk.names {
+            let now = stamps_in(dir, names);
+            if !names.iter().zip(now).all(|((_, was), now)| *was == now) {
+                return None;
+            }
+        }
+        Some(
+            walk.trees
+                .into_iter()
+                .map(|(p, why)| (PathBuf::from(p), why))
+                .collect(),
+        )
+    }
+
+    /// Keeps `trees` as the answer for `inputs`, with the stamps of what `looked` names, unless
+    /// one of them changed within [`SETTLING`](super::heads::SETTLING) of `now` or a path is not UTF-8. Best effort: a
+    /// failure costs only speed.
+    pub(crate) fn remember(
+        &self,
+        inputs: &[u8],
+        trees: &[(PathBuf, String)],
+        looked: Looked,
+        now: SystemTime,
+    ) {
+        if looked.unstamped {
+            return;
+        }
+        let mut followed = Vec::new();
+        let mut by_dir: BTreeMap<String, Vec<(String, Option<Stamp>)>> = BTreeMap::new();
+        for (path, follow) in looked.paths {
+            let Some(path) = path.to_str() else {
+                return;
+            };
+            if follow {
+                followed.push((path.to_owned(), None));
+                continue;
+            }
+            let path = Path::new(path);
+            let (Some(dir), Some(name)) = (
+                path.parent().and_then(Path::to_str),
+                path.file_name().and_then(|n| n.to_str()),
+            ) else {
+                return;
+            };
+            by_dir
+                .entry(dir.to_owned())
+                .or_default()
+                .push((name.to_owned(), None));
+        }
+        for (path, was) in &mut followed {
+            *was = stamp(path);
+        }
+        let mut names: Vec<NamesIn> = by_dir.into_iter().collect();
+        for (dir, list) in &mut names {
+            let now = stamps_in(dir, list);
+            for (entry, now) in list.iter_mut().zip(now) {
+                entry.1 = now;
+            }
+        }
+        let stamps = followed
+            .iter()
+            .map(|(_, s)| s)
+            .chain(names.iter().flat_map(|(_, l)| l.iter().map(|(_, s)| s)));
+        if stamps.flatten().any(|s| !s.settled(now)) {
+            return;
+        }
+        let mut kept = Vec::with_capacity(trees.len());
+        for (tree, why) in trees {
+            let Some(tree) = tree.to_str() else {
+                return;
+            };
+            kept.push((tree.to_owned(), why.clone()));
+        }
+        let walk = WalkFile {
+            format: FORMAT,
+            trees: kept,
+            followed,
+            names,
+        };
+        let Ok(bytes) = serde_json::to_vec(&walk) else {
+            return;
+        };
+        let file = self.file(inputs);
+        let tmp = self.dir.join(format!(".walk.{}", std::process::id()));
+        let written = std::fs::create_dir_all(self.dir)
+            .and_then(|()| std::fs::write(&tmp, bytes))
+            .and_then(|()| std::fs::rename(&tmp, &file));
+        if written.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+            return;
+        }
+        self.prune();
+    }
+
+    /// Removes all but the [`MAX_WALKS`] most recently written walks.
+    fn prune(&self) {
+        let Ok(entries) = std::fs::read_dir(self.dir) else {
+            return;
+        };
+        let mut walks: Vec<(SystemTime, PathBuf)> = entries
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("walk-"))
+            .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+            .collect();
+        if walks.len() <= MAX_WALKS {
+            return;
+        }
+        walks.sort_by_key(|w| std::cmp::Reverse(w.0));
+        for (_, old) in walks.split_off(MAX_WALKS) {
+            let _ = std::fs::remove_file(old);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use std::os::unix::fs::symlink;
+    use std::time::Duration;
+
+    use cordon_policy::{Invocation, Plan, Policy, Profile};
+
+    use super::*;
+    use crate::CachingHost;
+
+    fn ahead() -> SystemTime {
+        SystemTime::now() + SETTLING_AND_A_SECOND
+    }
+    const SETTLING_AND_A_SECOND: Duration =
+        Duration::from_secs(super::super::heads::SETTLING.as_secs() + 1);
+
+    /// A home with a tool whose script runs an interpreter in another tree of the home.
+    struct Home {
+        tmp: tempfile::TempDir,
+    }
+
+    impl Home {
+        fn new() -> Home {
+            let tmp = tempfile::tempdir().unwrap();
+            let h = Home { tmp };
+            for d in [
+                "home/tool/bin",
+                "home/py/bin",
+                "home/py2/bin",
+                "home/other/bin",
+                "ws",
+            ] {
+                std::fs::create_dir_all(h.at(d)).unwrap();
+            }
+            std::fs::write(h.at("home/py/bin/python"), b"\x7fELF").unwrap();
+            std::fs::write(h.at("home/py2/bin/python"), b"\x7fELF").unwrap();
+            std::fs::write(h.at("home/other/bin/x"), b"\x7fELF").unwrap();
+            h.script("#!{home}/py/bin/python");
+            h
+        }
+        fn at(&self, rel: &str) -> PathBuf {
+            std::fs::canonicalize(self.tmp.path()).unwrap().join(rel)
+        }
+        fn script(&self, line: &str) {
+            let line = line.replace("{home}", self.at("home").to_str().unwrap());
+            std::fs::write(self.at("home/tool/bin/prog"), format!("{line}\nrun\n")).unwrap();
+        }
+        fn cache(&self) -> PathBuf {
+            self.at("cache")
+        }
+        /// The trees the plan shows from the home, each relative to it.
+        fn shown(&self, path: &str, now: fn() -> SystemTime) -> Vec<String> {
+            let mut host = CachingHost::new(Some(self.at("home").into()), Some(self.cache()));
+            host.now = now;
+            let path = path.replace("{home}", self.at("home").to_str().unwrap());
+            let plan = Plan::resolve(
+                &Policy::for_profile(Profile::Shell),
+                &Invocation::at(self.at("ws")).with_host_env([("PATH", path.as_str())]),
+                &host,
+            )
+            .unwrap();
+            let home = self.at("home");
+            let mut out: Vec<String> = plan
+                .home_trees
+                .iter()
+                .filter_map(|t| t.path.strip_prefix(&home).ok())
+                .map(|t| t.to_string_lossy().into_owned())
+                .collect();
+            out.sort();
+            out
+        }
+        fn walk_files(&self) -> Vec<PathBuf> {
+            let Ok(entries) = std::fs::read_dir(self.cache()) else {
+                return Vec::new();
+            };
+            let mut out: Vec<PathBuf> = entries
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| {
+                    p.file_name()
+                        .unwrap()
+                        .to_string_lossy()
+                        .starts_with("walk-")
+                })
+                .collect();
+            out.sort();
+            out
+        }
+        /// Makes the one remembered walk say it showed `extra` too.
+        fn forge(&self, extra: &str) {
+            let files = self.walk_files();
+            assert_eq!(files.len(), 1, "{files:?}");
+            let mut walk: WalkFile =
+                serde_json::from_slice(&std::fs::read(&files[0]).unwrap()).unwrap();
+            walk.trees.push((
+                self.at("home").join(extra).to_string_lossy().into_owned(),
+                "forged".into(),
+            ));
+            std::fs::write(&files[0], serde_json::to_vec(&walk).unwrap()).unwrap();
+        }
+    }
+
+    const PATH: &str = "{home}/tool/bin:/usr/bin";
+
+    #[test]
+    fn a_walk_is_served_again_while_nothing_it_looked_at_changed() {
+        let h = Home::new();
+        let first = h.shown(PATH, ahead);
+        assert_eq!(first, ["py", "tool/bin"]);
+        assert_eq!(h.walk_files().len(), 1);
+        // What is served is the record: make it say more.
+        h.forge("other/bin");
+        assert_eq!(h.shown(PATH, ahead), ["other/bin", "py", "tool/bin"]);
+        // Another PATH is another walk.
+        assert_eq!(h.shown("{home}/other/bin:/usr/bin", ahead), ["other/bin"]);
+    }
+
+    #[test]
+    fn a_script_rewritten_in_place_is_walked_again() {
+        let h = Home::new();
+        assert_eq!(h.shown(PATH, ahead), ["py", "tool/bin"]);
+        h.forge("other/bin");
+        // Same name, same directory entries: only the file's own stamp changes.
+        h.script("#!{home}/py2/bin/python");
+        assert_eq!(h.shown(PATH, ahead), ["py2", "tool/bin"]);
+    }
+
+    #[test]
+    fn a_new_program_or_a_moved_link_target_is_walked_again() {
+        let h = Home::new();
+        assert_eq!(h.shown(PATH, ahead), ["py", "tool/bin"]);
+        h.forge("py2");
+        symlink(h.at("home/link/x"), h.at("home/tool/bin/x")).unwrap();
+        symlink(h.at("home/other/bin"), h.at("home/link")).unwrap();
+        assert_eq!(h.shown(PATH, ahead), ["other/bin", "py", "tool/bin"]);
+        // The program's link is unchanged; the link it passes through, in another directory,
+        // now leads elsewhere (a stale answer would still show `other/bin`).
+        std::fs::write(h.at("home/py2/bin/x"), b"\x7fELF").unwrap();
+        std::fs::remove_file(h.at("home/link")).unwrap();
+        symlink(h.at("home/py2/bin"), h.at("home/link")).unwrap();
+        assert_eq!(h.shown(PATH, ahead), ["py", "py2/bin", "tool/bin"]);
+    }
+
+    #[test]
+    fn a_walk_over_a_recent_change_is_not_remembered_and_a_bad_file_is_walked_over() {
+        let h = Home::new();
+        // Everything was written just now: nothing is recorded at the real time.
+        assert_eq!(h.shown(PATH, SystemTime::now), ["py", "tool/bin"]);
+        assert!(h.walk_files().is_empty());
+        assert_eq!(h.shown(PATH, ahead), ["py", "tool/bin"]);
+        let files = h.walk_files();
+        std::fs::write(&files[0], b"not json").unwrap();
+        assert_eq!(h.shown(PATH, ahead), ["py", "tool/bin"]);
+        assert!(serde_json::from_slice::<WalkFile>(&std::fs::read(&files[0]).unwrap()).is_ok());
+    }
+
+    #[test]
+    fn at_most_max_walks_are_kept() {
+        let h = Home::new();
+        let walks = Walks { dir: &h.cache() };
+        for i in 0..MAX_WALKS + 3 {
+            let recorder = Recorder::default();
+            recorder.start();
+            recorder.note(&h.at("home"), true);
+            let looked = recorder.take().unwrap();
+            walks.remember(format!("{i}").as_bytes(), &[], looked, ahead());
+        }
+        assert_eq!(h.walk_files().len(), MAX_WALKS);
+    }
+}
