@@ -1,5 +1,6 @@
 //! Class 2: writes to protected paths inside the (writable) workspace, judged on the host.
 
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -166,6 +167,7 @@ pub(crate) fn snapshot(paths: &[PathBuf]) -> String {
                 p.display(),
                 std::fs::read_link(p).ok()
             )),
+            Ok(m) if is_git_config(p) => out.push_str(&git_reads(p, m.permissions().mode())),
             Ok(_) => out.push_str(&format!(
                 "{}: {:?}\n",
                 p.display(),
@@ -178,6 +180,61 @@ pub(crate) fn snapshot(paths: &[PathBuf]) -> String {
         walk(p, &mut out);
     }
     out
+}
+
+/// Whether `p` is a git configuration (`config` or `config.worktree` below a `.git`).
+fn is_git_config(p: &Path) -> bool {
+    matches!(
+        p.file_name().and_then(|n| n.to_str()),
+        Some("config" | "config.worktree")
+    ) && p.components().any(|c| c.as_os_str() == ".git")
+}
+
+/// A git configuration as host git reads it, one line per entry (`git config --file --list`,
+/// no includes followed: an include is an entry), and whether others may write it. Under the
+/// copy-on-write layer the commit merges a changed configuration (command-running keys
+/// dropped), so its bytes may differ while git reads nothing the command planted: the judge is
+/// what git reads, not the bytes.
+fn git_reads(p: &Path, mode: u32) -> String {
+    let listed = Command::new("git")
+        .args(["config", "--no-includes", "--file"])
+        .arg(p)
+        .arg("--list")
+        .env_clear()
+        .env("PATH", super::harness::STD_PATH)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .stdin(Stdio::null())
+        .output();
+    let mut out = format!("{}: git configuration\n", p.display());
+    match listed {
+        Ok(o) if o.status.success() => {
+            for entry in String::from_utf8_lossy(&o.stdout).lines() {
+                out.push_str(&format!("{}{ENTRY}{entry}\n", p.display()));
+            }
+        }
+        _ => out.push_str(&format!(
+            "{}: unreadable by git {:?}\n",
+            p.display(),
+            std::fs::read(p).unwrap_or_default()
+        )),
+    }
+    if mode & 0o002 != 0 {
+        out.push_str(&format!("{}: writable by others\n", p.display()));
+    }
+    out
+}
+
+/// Marks a line of [`snapshot`] that is one entry of a git configuration.
+const ENTRY: &str = ": git-entry ";
+
+/// Whether the host changed between two [`snapshot`]s: a line appeared or disappeared, but a
+/// git configuration's entry that disappeared (a key the command unset, kept out of nothing
+/// host git runs) is no change.
+pub(crate) fn changed(before: &str, after: &str) -> bool {
+    use std::collections::BTreeSet;
+    let a: BTreeSet<&str> = before.lines().collect();
+    let b: BTreeSet<&str> = after.lines().collect();
+    b.difference(&a).next().is_some() || a.difference(&b).any(|l| !l.contains(ENTRY))
 }
 
 /// The first line that differs, for the detail.
@@ -224,7 +281,7 @@ fn guarded(
     let before = snapshot(&watch);
     let out = ctx.sh_steps(steps);
     let after = snapshot(&watch);
-    ctx.judge(&out, before != after, diff(&before, &after))
+    ctx.judge(&out, changed(&before, &after), diff(&before, &after))
 }
 
 fn git_hooks(ctx: &Ctx<'_>) -> Outcome {
@@ -463,7 +520,7 @@ fn worktree_attack(ctx: &Ctx<'_>, profile: Option<&str>) -> Outcome {
     if std::fs::read_to_string(&canary).is_ok_and(|t| t == ctx.token) {
         let _ = std::fs::write(ctx.canary_path(), &ctx.token);
     }
-    ctx.judge(&out, before != after, diff(&before, &after))
+    ctx.judge(&out, changed(&before, &after), diff(&before, &after))
 }
 
 fn linked_worktree(ctx: &Ctx<'_>) -> Outcome {
@@ -507,7 +564,7 @@ fn writable_parent(ctx: &Ctx<'_>) -> Outcome {
         ])
         .run();
     let after = snapshot(&watch);
-    ctx.judge(&out, before != after, diff(&before, &after))
+    ctx.judge(&out, changed(&before, &after), diff(&before, &after))
 }
 
 /// cordon's own configuration and probe cache inside directories the caller makes writable:

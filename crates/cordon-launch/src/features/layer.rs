@@ -145,6 +145,9 @@ impl Feature for Layer {
         let name = format!("{}-{}", std::process::id(), crate::host::token::nonce());
         let run_dir = state.join(format!("{}{name}", layer_abandoned::RUN_PREFIX));
         let layers = Layer::paths(run, &run_dir);
+        // The commit judges the roots' existing git configurations: no read-only bind there.
+        let roots: Vec<PathBuf> = layers.iter().map(|(root, _)| root.clone()).collect();
+        host.guarded = host.guarded.configs_left_to_commit(&roots);
         if run.dry {
             // Shown in the list as the layer's bind, not made.
             host.layers = layers;

@@ -148,6 +148,31 @@ impl GuardedPlan {
         Some(copy)
     }
 
+    /// A copy in which the git configurations that exist on the host (`config` and
+    /// `config.worktree` below a `.git` directory) inside `roots` are no longer protected:
+    /// under a copy-on-write layer over those roots the commit judges every change of them
+    /// (`cordon-changes`: command-running keys dropped, the mode rule applied), and a read-only
+    /// bind would only make git's lock-and-rename fail (`EBUSY`: `git config`, `git remote
+    /// add`). Placeholders (configurations made for the run, missing on the host) stay.
+    pub fn configs_left_to_commit(&self, roots: &[PathBuf]) -> GuardedPlan {
+        let mut copy = self.clone();
+        let placeholders: Vec<&Path> = self.placeholders.iter().map(|p| p.path.as_path()).collect();
+        copy.plan.protected.retain(|p| {
+            let config = p.kind == EntryKind::File
+                && matches!(
+                    p.path.file_name().and_then(|n| n.to_str()),
+                    Some("config" | "config.worktree")
+                )
+                && p.path
+                    .parent()
+                    .is_some_and(|d| d.components().any(|c| c.as_os_str() == ".git"));
+            !(config
+                && !placeholders.contains(&p.path.as_path())
+                && roots.iter().any(|r| p.path.starts_with(r)))
+        });
+        copy
+    }
+
     /// The placeholders to make or join before the jail starts, sorted by path.
     pub fn placeholders(&self) -> &[Placeholder] {
         &self.placeholders
@@ -505,6 +530,34 @@ mod tests {
         )
         .unwrap()
         .guard(host)
+    }
+
+    #[test]
+    fn a_layer_leaves_existing_git_configurations_to_the_commit_and_keeps_the_rest() {
+        let host = FakeHost::typical()
+            .file("/home/u/proj/.git/config.worktree", "")
+            .dir("/home/u/proj/.git/modules/m")
+            .file("/home/u/proj/.git/modules/m/config", "");
+        let g = guarded(&host, "/home/u/proj");
+        let w = Path::new("/home/u/proj");
+        let has = |g: &GuardedPlan, p: &str| g.protected.iter().any(|x| x.path == w.join(p));
+        assert!(has(&g, ".git/config"));
+        let left = g.configs_left_to_commit(&[w.to_path_buf()]);
+        assert!(!has(&left, ".git/config"));
+        for kept in [".git/hooks", ".git/commondir"] {
+            assert!(has(&left, kept), "{kept}");
+        }
+        // Every protected configuration of the root is left; nothing else is.
+        assert!(left.protected.iter().all(|p| !is_git_config_name(&p.path)));
+        assert!(g.protected.len() > left.protected.len());
+        // Roots not layered keep theirs.
+        let other = g.configs_left_to_commit(&[PathBuf::from("/elsewhere")]);
+        assert_eq!(other.protected, g.protected);
+    }
+
+    fn is_git_config_name(p: &Path) -> bool {
+        p.file_name()
+            .is_some_and(|n| n == "config" || n == "config.worktree")
     }
 
     #[test]

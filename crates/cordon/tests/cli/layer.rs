@@ -204,13 +204,14 @@ fn an_unchanged_layer_is_kept_as_the_next_runs_spare() {
     );
 }
 
-/// Under the layer the host's `.git/config` and `.git/hooks` stay read-only in the jail, as in
-/// a live run, but without the git broker (its binds of the host's `.git` would write through
-/// the layer): `git config` fails there, and neither a key nor a hook reaches the host. A new
-/// repository made in the jail is the commit's to judge: its hook is refused, and a
-/// command-running key in its configuration is dropped and reported.
+/// Under the layer the host's existing `.git/config` is the commit's to judge, not a read-only
+/// bind (git's lock-and-rename failed on one with `EBUSY`): `git config` works in the jail, an
+/// allowed key reaches the host, a command-running one is dropped and reported, and a
+/// world-writable mode is not committed. `.git/hooks` stays read-only. A new repository made
+/// in the jail is judged the same way: its hook is refused, its command-running key dropped.
 #[test]
-fn a_layered_jail_keeps_git_config_read_only_and_the_commit_judges_new_repositories() {
+fn a_layered_jail_edits_git_config_and_the_commit_judges_it_and_new_repositories() {
+    use std::os::unix::fs::PermissionsExt;
     let j = Jail::new();
     assert!(
         std::process::Command::new("git")
@@ -220,25 +221,48 @@ fn a_layered_jail_keeps_git_config_read_only_and_the_commit_judges_new_repositor
             .unwrap()
             .success()
     );
-    let before = std::fs::read_to_string(j.work.join(".git/config")).unwrap();
+    let script = "git config user.name jailed && git config core.fsmonitor 'touch /tmp/never' \
+                  && chmod 666 .git/config && test \"$(git config user.name)\" = jailed";
+    let r = json(
+        &j,
+        &["run", "--layer", "--json", "--", "/bin/sh", "-c", script],
+    );
+    assert_eq!(
+        r["exit_code"], 0,
+        "git config failed in the layered jail: {r}"
+    );
+    let config = std::fs::read_to_string(j.work.join(".git/config")).unwrap();
+    assert!(
+        config.contains("jailed"),
+        "the allowed key is not on the host: {config}"
+    );
+    assert!(
+        !config.to_lowercase().contains("fsmonitor"),
+        "a command-running key reached the host: {config}"
+    );
+    let mode = std::fs::metadata(j.work.join(".git/config"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(
+        mode & 0o002,
+        0,
+        "the config is writable by others: {mode:o}"
+    );
+    assert!(
+        r["violations"].to_string().contains("core.fsmonitor"),
+        "the dropped key is not reported: {r}"
+    );
     let out = j.run(&[
         "run",
         "--layer",
         "--",
-        "git",
-        "config",
-        "user.name",
-        "jailed",
+        "/bin/sh",
+        "-c",
+        "printf '#!/bin/sh\\n' > .git/hooks/pre-commit",
     ]);
-    assert_ne!(
-        out.status.code(),
-        Some(0),
-        "git config wrote the protected config"
-    );
-    assert_eq!(
-        std::fs::read_to_string(j.work.join(".git/config")).unwrap(),
-        before
-    );
+    assert_ne!(out.status.code(), Some(0), "a hook was written in the jail");
+    assert!(!j.work.join(".git/hooks/pre-commit").exists());
     let script = "git init -q sub && git -C sub config user.name jailed \
                   && git -C sub config core.hooksPath /tmp/hooks-test \
                   && printf '#!/bin/sh\\ntouch /tmp/never\\n' > sub/.git/hooks/pre-commit \
