@@ -23,6 +23,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use cordon_policy::{EntryKind, HostFacts, RealHost};
+
+use super::walks::Look;
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, Stat};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -203,19 +205,19 @@ impl HostFacts for CachingHost {
         self.seen.read_link(&self.inner, path)
     }
     fn read_small_text(&self, path: &Path) -> Option<String> {
-        self.seen.recorder.note(path, true);
+        self.seen.recorder.note(path, Look::Contents);
         self.inner.read_small_text(path)
     }
     fn list_dir(&self, path: &Path) -> Option<Vec<OsString>> {
-        self.seen.recorder.note(path, true);
+        self.seen.recorder.note(path, Look::Entries);
         self.inner.list_dir(path)
     }
     fn list_dir_kinds(&self, path: &Path) -> Option<Vec<(OsString, EntryKind)>> {
-        self.seen.recorder.note(path, true);
+        self.seen.recorder.note(path, Look::Entries);
         self.inner.list_dir_kinds(path)
     }
     fn read_head(&self, path: &Path, max: usize) -> Option<Vec<u8>> {
-        self.seen.recorder.note(path, true);
+        self.seen.recorder.note(path, Look::Contents);
         self.inner.read_head(path, max)
     }
 
@@ -239,9 +241,9 @@ impl HostFacts for CachingHost {
         if names.is_empty() {
             return Vec::new();
         }
-        self.seen.recorder.note(dir, true);
+        self.seen.recorder.note(dir, Look::Entries);
         for name in names {
-            self.seen.recorder.note(&dir.join(name), false);
+            self.seen.recorder.note(&dir.join(name), Look::ContentsHere);
         }
         let Ok(dirfd) = rustix::fs::open(
             dir,

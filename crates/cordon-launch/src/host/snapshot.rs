@@ -33,7 +33,7 @@ pub(crate) struct Snapshot {
 impl Snapshot {
     /// [`HostFacts::kind`], asked of `host` once per path.
     pub(crate) fn kind(&self, host: &RealHost, path: &Path) -> Option<EntryKind> {
-        self.recorder.note_parent(path);
+        self.recorder.note(path, super::walks::Look::Identity);
         if let Some(k) = self.kinds.borrow().get(path.as_os_str()) {
             return *k;
         }
@@ -46,7 +46,7 @@ impl Snapshot {
 
     /// [`HostFacts::read_link`], asked of `host` once per path.
     pub(crate) fn read_link(&self, host: &RealHost, path: &Path) -> Option<PathBuf> {
-        self.recorder.note_parent(path);
+        self.recorder.note(path, super::walks::Look::Identity);
         if let Some(t) = self.links.borrow().get(path.as_os_str()) {
             return t.clone();
         }

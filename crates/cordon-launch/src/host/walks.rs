@@ -4,14 +4,16 @@
 //! program of every entry below the home (`cordon_policy`'s walk): a version manager's `PATH`
 //! is hundreds of programs, each an `lstat`, a `readlink` or a read, and a launch pays for all of
 //! them. While [`CachingHost`](super::heads::CachingHost) plans, what the walk asks is noted
-//! ([`Looked`]): the directory holding every path whose kind or link it asked (a name's kind and
-//! a link's target change only by a change of that directory's entries), every directory it
-//! listed, every file whose head it read. The answer is kept in cordon's cache with the stamp
-//! (device, inode, size, modification and change times to the nanosecond) of each of those
-//! paths, and served again only while every stamp is the one recorded, so any change the walk
-//! could have seen makes the next run walk again. As for the heads (`heads.rs`), nothing is
-//! recorded while one of those paths changed less than [`SETTLING`](super::heads::SETTLING) ago, so a change in the
-//! same clock tick as the walk is never hidden behind an unchanged stamp.
+//! ([`Looked`]), each path with what its answer rests on ([`Look`]): a name's kind or a link's
+//! target rests on which file is there (its identity: device, inode, type, birth time; a link
+//! cannot be changed in place, and an inode never changes its type), a listing on the
+//! directory's entries, a head on the file's contents (both: device, inode, size, modification
+//! and change times to the nanosecond). The answer is kept in cordon's cache with those stamps
+//! and served again only while every one is the one recorded, so any change the walk could have
+//! seen makes the next run walk again, while a new file elsewhere in `/tmp` or the home does
+//! not. As for the heads (`heads.rs`), nothing is recorded while one of those paths changed (or,
+//! for an identity, was made) less than [`SETTLING`](super::heads::SETTLING) ago, so a change in
+//! the same clock tick as the walk is never hidden behind an unchanged stamp.
 //!
 //! The cache is keyed by the walk's inputs (the home, `PATH`, the writable roots the walk must
 //! not pass through, the walk's version), lives in cordon's own state, which no jail can write,
@@ -20,24 +22,38 @@
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
+use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
-use rustix::fs::{AtFlags, Mode, OFlags};
+use rustix::fs::{AtFlags, CWD, Mode, OFlags, StatxFlags};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::heads::Stamp;
+use super::heads::{SETTLING, Stamp};
 
 /// Remembered walks kept, the most recently written first.
 pub(crate) const MAX_WALKS: usize = 64;
 /// The walk files' format.
-const FORMAT: u32 = 1;
+const FORMAT: u32 = 2;
 
-/// What one walk looked at: paths, each stamped following a final symlink (`true`) or not.
+/// What an answer about a path rests on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub(crate) enum Look {
+    /// Which file is at the name, not following it (a kind, a link's target).
+    Identity,
+    /// The directory's entries, following (a listing).
+    Entries,
+    /// The file's contents, following (a head read by path).
+    Contents,
+    /// The file's contents, not following (a head read beside its directory).
+    ContentsHere,
+}
+
+/// What one walk looked at.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Looked {
-    paths: BTreeSet<(OsString, bool)>,
+    paths: BTreeSet<(OsString, Look)>,
     /// A question whose answer has no stamp (a relative path's canonical form): not remembered.
     unstamped: bool,
 }
@@ -60,17 +76,10 @@ impl Recorder {
         self.looked.borrow().is_some()
     }
 
-    /// `path`, stamped following a final symlink or not.
-    pub(crate) fn note(&self, path: &Path, follow: bool) {
+    /// `path`, and what the answer about it rests on.
+    pub(crate) fn note(&self, path: &Path, look: Look) {
         if let Some(l) = self.looked.borrow_mut().as_mut() {
-            l.paths.insert((path.as_os_str().to_owned(), follow));
-        }
-    }
-
-    /// The directory holding `path`: what stands at a name changes only with its entries.
-    pub(crate) fn note_parent(&self, path: &Path) {
-        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            self.note(parent, true);
+            l.paths.insert((path.as_os_str().to_owned(), look));
         }
     }
 
@@ -87,42 +96,109 @@ impl Recorder {
     }
 }
 
-/// Names in one directory, each with its stamp.
-type NamesIn = (String, Vec<(String, Option<Stamp>)>);
+/// Which file is at a name: device, inode, type and birth (its change time where the file
+/// system keeps no birth time).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+struct Identity {
+    dev: (u32, u32),
+    ino: u64,
+    kind: u16,
+    born: (i64, u32),
+}
 
-/// One remembered walk: its answer, and the stamps of what it looked at when it was recorded
-/// (`None`: nothing was there).
+impl Identity {
+    fn settled(&self, now: SystemTime) -> bool {
+        let Ok(secs) = u64::try_from(self.born.0) else {
+            return false;
+        };
+        let born = SystemTime::UNIX_EPOCH + Duration::new(secs, self.born.1);
+        now.duration_since(born).is_ok_and(|age| age >= SETTLING)
+    }
+}
+
+/// A path's stamp, of the kind its [`Look`] asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+enum Stamped {
+    Identity(Identity),
+    Stamp(Stamp),
+}
+
+impl Stamped {
+    fn settled(&self, now: SystemTime) -> bool {
+        match self {
+            Stamped::Identity(i) => i.settled(now),
+            Stamped::Stamp(s) => s.settled(now),
+        }
+    }
+}
+
+/// The stamp of `name` in `dir` (or of `name` itself when absolute) now, `None` when nothing
+/// is there.
+fn stamp_at(dir: impl AsFd, name: &Path, look: Look) -> Option<Stamped> {
+    let follow = matches!(look, Look::Entries | Look::Contents);
+    let flags = if follow {
+        AtFlags::empty()
+    } else {
+        AtFlags::SYMLINK_NOFOLLOW
+    };
+    if look != Look::Identity {
+        return rustix::fs::statat(dir, name, flags)
+            .ok()
+            .map(|st| Stamped::Stamp(Stamp::of(&st)));
+    }
+    let st = rustix::fs::statx(
+        dir,
+        name,
+        flags,
+        StatxFlags::BASIC_STATS | StatxFlags::BTIME,
+    )
+    .ok()?;
+    let born = if st.stx_mask & StatxFlags::BTIME.bits() != 0 {
+        st.stx_btime
+    } else {
+        st.stx_ctime
+    };
+    Some(Stamped::Identity(Identity {
+        dev: (st.stx_dev_major, st.stx_dev_minor),
+        ino: st.stx_ino,
+        kind: st.stx_mode & 0o170000,
+        born: (born.tv_sec, born.tv_nsec),
+    }))
+}
+
+/// One path looked at, by name in its directory, with its stamp.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct Name {
+    name: String,
+    look: Look,
+    /// `None`: nothing was there.
+    stamp: Option<Stamped>,
+}
+
+/// One remembered walk: its answer, and the stamps of what it looked at when it was recorded,
+/// by directory (each directory is opened once and its names asked relative to it).
 #[derive(Debug, Serialize, Deserialize)]
 struct WalkFile {
     format: u32,
     trees: Vec<(String, String)>,
-    /// Paths stamped following a final symlink (directories, mostly).
-    followed: Vec<(String, Option<Stamp>)>,
-    /// Names stamped without following, by the directory holding them (a `PATH` entry's
-    /// programs): each directory is opened once and its names asked relative to it.
-    names: Vec<NamesIn>,
+    looked: Vec<(String, Vec<Name>)>,
 }
 
-/// The stamp of `path` now, following a final symlink.
-fn stamp(path: &str) -> Option<Stamp> {
-    rustix::fs::stat(path).ok().map(|st| Stamp::of(&st))
-}
-
-/// The stamps of `names` in the directory `dir` now, not following them.
-fn stamps_in(dir: &str, names: &[(String, Option<Stamp>)]) -> Vec<Option<Stamp>> {
-    let Ok(fd) = rustix::fs::open(
+/// The stamps of `names` in the directory `dir` now.
+fn stamps_in(dir: &str, names: &[Name]) -> Vec<Option<Stamped>> {
+    let fd: Option<OwnedFd> = rustix::fs::open(
         dir,
         OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
         Mode::empty(),
-    ) else {
-        return vec![None; names.len()];
-    };
+    )
+    .ok();
     names
         .iter()
-        .map(|(name, _)| {
-            rustix::fs::statat(&fd, name.as_str(), AtFlags::SYMLINK_NOFOLLOW)
-                .ok()
-                .map(|st| Stamp::of(&st))
+        .map(|n| match (&fd, n.name.as_str()) {
+            // The root itself, and a directory that is gone (all its names are gone).
+            (_, "") => stamp_at(CWD, Path::new(dir), n.look),
+            (Some(fd), name) => stamp_at(fd, Path::new(name), n.look),
+            (None, _) => None,
         })
         .collect()
 }
@@ -147,12 +223,9 @@ impl Walks<'_> {
         if walk.format != FORMAT {
             return None;
         }
-        if !walk.followed.iter().all(|(p, was)| stamp(p) == *was) {
-            return None;
-        }
-        for (dir, names) in &walk.names {
+        for (dir, names) in &walk.looked {
             let now = stamps_in(dir, names);
-            if !names.iter().zip(now).all(|((_, was), now)| *was == now) {
+            if !names.iter().zip(now).all(|(n, now)| n.stamp == now) {
                 return None;
             }
         }
@@ -165,8 +238,8 @@ impl Walks<'_> {
     }
 
     /// Keeps `trees` as the answer for `inputs`, with the stamps of what `looked` names, unless
-    /// one of them changed within [`SETTLING`](super::heads::SETTLING) of `now` or a path is not UTF-8. Best effort: a
-    /// failure costs only speed.
+    /// one of them changed within the settling time of `now` or a path is not UTF-8. Best
+    /// effort: a failure costs only speed.
     pub(crate) fn remember(
         &self,
         inputs: &[u8],
@@ -177,42 +250,44 @@ impl Walks<'_> {
         if looked.unstamped {
             return;
         }
-        let mut followed = Vec::new();
-        let mut by_dir: BTreeMap<String, Vec<(String, Option<Stamp>)>> = BTreeMap::new();
-        for (path, follow) in looked.paths {
+        // A name whose contents are stamped needs no identity of its own: the stamp holds it.
+        let contents: BTreeSet<&OsString> = looked
+            .paths
+            .iter()
+            .filter(|(_, l)| *l == Look::ContentsHere)
+            .map(|(p, _)| p)
+            .collect();
+        let mut by_dir: BTreeMap<String, Vec<Name>> = BTreeMap::new();
+        for (path, look) in &looked.paths {
+            if *look == Look::Identity && contents.contains(path) {
+                continue;
+            }
             let Some(path) = path.to_str() else {
                 return;
             };
-            if follow {
-                followed.push((path.to_owned(), None));
-                continue;
-            }
             let path = Path::new(path);
-            let (Some(dir), Some(name)) = (
-                path.parent().and_then(Path::to_str),
-                path.file_name().and_then(|n| n.to_str()),
-            ) else {
+            let (dir, name) = match (path.parent(), path.file_name()) {
+                (Some(d), Some(n)) => (d.to_str(), n.to_str()),
+                // `/`: its own directory, named by the empty name.
+                _ => (path.to_str(), Some("")),
+            };
+            let (Some(dir), Some(name)) = (dir, name) else {
                 return;
             };
-            by_dir
-                .entry(dir.to_owned())
-                .or_default()
-                .push((name.to_owned(), None));
+            by_dir.entry(dir.to_owned()).or_default().push(Name {
+                name: name.to_owned(),
+                look: *look,
+                stamp: None,
+            });
         }
-        for (path, was) in &mut followed {
-            *was = stamp(path);
-        }
-        let mut names: Vec<NamesIn> = by_dir.into_iter().collect();
-        for (dir, list) in &mut names {
-            let now = stamps_in(dir, list);
-            for (entry, now) in list.iter_mut().zip(now) {
-                entry.1 = now;
+        let mut list: Vec<(String, Vec<Name>)> = by_dir.into_iter().collect();
+        for (dir, names) in &mut list {
+            let now = stamps_in(dir, names);
+            for (n, now) in names.iter_mut().zip(now) {
+                n.stamp = now;
             }
         }
-        let stamps = followed
-            .iter()
-            .map(|(_, s)| s)
-            .chain(names.iter().flat_map(|(_, l)| l.iter().map(|(_, s)| s)));
+        let stamps = list.iter().flat_map(|(_, n)| n.iter().map(|n| n.stamp));
         if stamps.flatten().any(|s| !s.settled(now)) {
             return;
         }
@@ -226,8 +301,7 @@ impl Walks<'_> {
         let walk = WalkFile {
             format: FORMAT,
             trees: kept,
-            followed,
-            names,
+            looked: list,
         };
         let Ok(bytes) = serde_json::to_vec(&walk) else {
             return;
@@ -379,6 +453,11 @@ mod tests {
         // What is served is the record: make it say more.
         h.forge("other/bin");
         assert_eq!(h.shown(PATH, ahead), ["other/bin", "py", "tool/bin"]);
+        // New files beside the home and in it (a shell's history, another test's directory in
+        // `/tmp`) change nothing the walk looked at.
+        std::fs::write(h.at("beside"), b"x").unwrap();
+        std::fs::write(h.at("home/.history"), b"x").unwrap();
+        assert_eq!(h.shown(PATH, ahead), ["other/bin", "py", "tool/bin"]);
         // Another PATH is another walk.
         assert_eq!(h.shown("{home}/other/bin:/usr/bin", ahead), ["other/bin"]);
     }
@@ -429,7 +508,7 @@ mod tests {
         for i in 0..MAX_WALKS + 3 {
             let recorder = Recorder::default();
             recorder.start();
-            recorder.note(&h.at("home"), true);
+            recorder.note(&h.at("home"), Look::Entries);
             let looked = recorder.take().unwrap();
             walks.remember(format!("{i}").as_bytes(), &[], looked, ahead());
         }
