@@ -7,7 +7,7 @@
 //! the rest of the plan: the heads are kept in cordon's cache, one file per directory, and
 //! reused for a program only while its `lstat` (inode, size, modification and change times, all
 //! to the nanosecond) is the one recorded. A program whose change time is within
-//! [`SETTLING`] of the moment it was read is not recorded: a write in the same clock tick
+//! [`SETTLING`](super::stamp::SETTLING) of the moment it was read is not recorded: a write in the same clock tick
 //! could leave every recorded field as it was (git's "racy" index entries).
 //!
 //! The cache lives in cordon's own state, which no jail can write; a cache file that does not
@@ -20,17 +20,16 @@ use std::io::Read as _;
 use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use cordon_policy::{EntryKind, HostFacts, RealHost};
 
+use super::stamp::Stamp;
 use super::walks::Look;
-use rustix::fs::{AtFlags, FileType, Mode, OFlags, Stat};
+use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-/// A program changed this recently when read is read again next time.
-pub(crate) const SETTLING: Duration = Duration::from_secs(2);
 /// The cache files' format.
 const FORMAT: u32 = 1;
 
@@ -68,38 +67,6 @@ struct Recorded {
     stat: Stamp,
     /// Its `#!` line, up to and including the newline (empty when it has none).
     line: String,
-}
-
-/// The fields of an `lstat` that a change of the file changes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct Stamp {
-    dev: u64,
-    ino: u64,
-    size: i64,
-    mtime: (i64, i64),
-    ctime: (i64, i64),
-}
-
-impl Stamp {
-    pub(crate) fn of(st: &Stat) -> Stamp {
-        Stamp {
-            dev: st.st_dev,
-            ino: st.st_ino,
-            size: st.st_size,
-            mtime: (st.st_mtime, i64::try_from(st.st_mtime_nsec).unwrap_or(0)),
-            ctime: (st.st_ctime, i64::try_from(st.st_ctime_nsec).unwrap_or(0)),
-        }
-    }
-
-    /// Whether the file's change time is at least [`SETTLING`] before `now`.
-    pub(crate) fn settled(&self, now: SystemTime) -> bool {
-        let Ok(secs) = u64::try_from(self.ctime.0) else {
-            return false;
-        };
-        let nanos = u32::try_from(self.ctime.1).unwrap_or(0);
-        let changed = SystemTime::UNIX_EPOCH + Duration::new(secs, nanos);
-        now.duration_since(changed).is_ok_and(|age| age >= SETTLING)
-    }
 }
 
 /// One cache file: the directory it is about and its programs.
@@ -312,6 +279,8 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
+    use crate::host::stamp::SETTLING;
+    use std::time::Duration;
 
     fn ahead() -> SystemTime {
         SystemTime::now() + SETTLING + Duration::from_secs(1)

@@ -2,8 +2,8 @@
 //! groups and supervision, what a run holds on the host and the session reaper that removes it
 //! when the launcher is killed, placeholders, the signals that end jails, the host's listening
 //! Unix sockets (sockets.rs), and the planning host that remembers `PATH` programs' `#!` lines
-//! (heads.rs) and the `PATH` walk's answer (walks.rs) and asks each path once per plan
-//! (snapshot.rs).
+//! (heads.rs) and the `PATH` walk's answer (walks.rs), both by the files' stamps (stamp.rs),
+//! and asks each path once per plan (snapshot.rs).
 
 pub(crate) mod cleanup;
 pub(crate) mod ending;
@@ -13,6 +13,7 @@ pub(crate) mod placeholders;
 pub(crate) mod reaper;
 pub(crate) mod snapshot;
 pub(crate) mod sockets;
+pub(crate) mod stamp;
 pub(crate) mod supervise;
 pub(crate) mod sys;
 pub(crate) mod token;

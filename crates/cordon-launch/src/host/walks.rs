@@ -12,7 +12,7 @@
 //! and served again only while every one is the one recorded, so any change the walk could have
 //! seen makes the next run walk again, while a new file elsewhere in `/tmp` or the home does
 //! not. As for the heads (`heads.rs`), nothing is recorded while one of those paths changed (or,
-//! for an identity, was made) less than [`SETTLING`](super::heads::SETTLING) ago, so a change in
+//! for an identity, was made) less than [`SETTLING`] ago, so a change in
 //! the same clock tick as the walk is never hidden behind an unchanged stamp.
 //!
 //! The cache is keyed by the walk's inputs (the home, `PATH`, the writable roots the walk must
@@ -30,7 +30,7 @@ use rustix::fs::{AtFlags, CWD, Mode, OFlags, StatxFlags};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::heads::{SETTLING, Stamp};
+use super::stamp::{SETTLING, Stamp};
 
 /// Remembered walks kept, the most recently written first.
 pub(crate) const MAX_WALKS: usize = 64;
@@ -353,8 +353,7 @@ mod tests {
     fn ahead() -> SystemTime {
         SystemTime::now() + SETTLING_AND_A_SECOND
     }
-    const SETTLING_AND_A_SECOND: Duration =
-        Duration::from_secs(super::super::heads::SETTLING.as_secs() + 1);
+    const SETTLING_AND_A_SECOND: Duration = Duration::from_secs(SETTLING.as_secs() + 1);
 
     /// A home with a tool whose script runs an interpreter in another tree of the home.
     struct Home {
