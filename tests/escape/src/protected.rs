@@ -24,6 +24,17 @@ pub fn cases() -> Vec<Case> {
             git_config,
         ),
         Case::attack(
+            "protected/git-config-mode",
+            c,
+            "chmod 666 .git/config (host git then reads what any local user writes)",
+            git_config_mode,
+        )
+        .landlock_limit(
+            "Landlock has no access right for a file's metadata: chmod of a protected file the \
+             user owns still succeeds (its content stays protected: protected/git-config; \
+             writes/mode-and-times is the same limit outside the workspace)",
+        ),
+        Case::attack(
             "protected/git-config-broker",
             c,
             "plant every command-running git key through the configuration broker (`git config …`), judged with host `git config --get`",
@@ -312,9 +323,12 @@ fn git_config(ctx: &Ctx<'_>) -> Outcome {
             "printf '[core]\\n\\tfsmonitor = touch /tmp/pwned\\n' >> .git/config",
             "cp .git/config scratch/cfg && echo '[alias] st = !sh' >> scratch/cfg && cp scratch/cfg .git/config",
             "sed -i 's/bare = false/bare = false\\n\\tpager = sh/' .git/config",
-            "chmod 666 .git/config",
         ],
     )
+}
+
+fn git_config_mode(ctx: &Ctx<'_>) -> Outcome {
+    guarded(ctx, true, &[], &[".git/config"], &["chmod 666 .git/config"])
 }
 
 fn git_dir_rename(ctx: &Ctx<'_>) -> Outcome {
