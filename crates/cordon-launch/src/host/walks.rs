@@ -247,7 +247,9 @@ impl Walks<'_> {
         looked: Looked,
         now: SystemTime,
     ) {
-        if looked.unstamped {
+        // A walk that listed nothing (no `PATH` entry below the home) costs less than its
+        // record would: it is not kept, and nothing is written.
+        if looked.unstamped || !looked.paths.iter().any(|(_, l)| *l == Look::Entries) {
             return;
         }
         // A name whose contents are stamped needs no identity of its own: the stamp holds it.
@@ -459,6 +461,10 @@ mod tests {
         assert_eq!(h.shown(PATH, ahead), ["other/bin", "py", "tool/bin"]);
         // Another PATH is another walk.
         assert_eq!(h.shown("{home}/other/bin:/usr/bin", ahead), ["other/bin"]);
+        assert_eq!(h.walk_files().len(), 2);
+        // One without entries below the home lists nothing: not kept.
+        assert!(h.shown("/usr/bin:/bin", ahead).is_empty());
+        assert_eq!(h.walk_files().len(), 2);
     }
 
     #[test]
