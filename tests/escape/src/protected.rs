@@ -584,7 +584,8 @@ fn writable_parent(ctx: &Ctx<'_>) -> Outcome {
 /// cordon's own configuration and probe cache inside directories the caller makes writable:
 /// `~/.config/cordon/config.toml` exists (trusted: it could remove the default masks for every
 /// later run), `$XDG_CONFIG_HOME/cordon` does not, and `$XDG_CACHE_HOME/cordon` holds what the
-/// launcher's probe wrote before the jail and the planning host's `#!` lines (`heads/`).
+/// launcher's probe wrote before the jail and the planning host's `#!` lines and `PATH` walks
+/// (`heads/`).
 fn cordon_config(ctx: &Ctx<'_>) -> Outcome {
     let config = ctx.home.join(".config/cordon/config.toml");
     let xdg_config = ctx.home.join("xdg");
@@ -594,8 +595,8 @@ fn cordon_config(ctx: &Ctx<'_>) -> Outcome {
         .plant(&config, trusted)
         .and_then(|()| ctx.plant(&xdg_config.join(".keep"), ""))
         .and_then(|()| ctx.plant(&cache.join("cordon/.keep"), ""))
-        // The planning host's record of `PATH` programs' `#!` lines (a forged one would steer
-        // the next run's walk).
+        // The planning host's record of `PATH` programs' `#!` lines and walks (a forged one
+        // would steer what the next run shows of the home).
         .and_then(|()| ctx.plant(&cache.join("cordon/heads/0.json"), "{}"))
         .and_then(|()| ctx.scratch().map(|_| ()));
     if let Err(e) = made {

@@ -7,8 +7,8 @@
 //! the rest of the plan: the heads are kept in cordon's cache, one file per directory, and
 //! reused for a program only while its `lstat` (inode, size, modification and change times, all
 //! to the nanosecond) is the one recorded. A program whose change time is within
-//! [`SETTLING`](super::stamp::SETTLING) of the moment it was read is not recorded: a write in the same clock tick
-//! could leave every recorded field as it was (git's "racy" index entries).
+//! [`SETTLING`](super::stamp::SETTLING) of the moment it was read is not recorded: a write in
+//! the same clock tick could leave every recorded field as it was (git's "racy" index entries).
 //!
 //! The cache lives in cordon's own state, which no jail can write; a cache file that does not
 //! parse, names another directory or is from another format is ignored and rewritten. Writing
@@ -23,12 +23,12 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use cordon_policy::{EntryKind, HostFacts, RealHost};
-
-use super::stamp::Stamp;
-use super::walks::Look;
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
+
+use super::stamp::Stamp;
+use super::walks::Look;
 
 /// The cache files' format.
 const FORMAT: u32 = 1;

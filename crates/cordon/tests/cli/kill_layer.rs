@@ -60,6 +60,14 @@ impl Ws {
         c
     }
 
+    /// A layered run whose launcher is SIGKILLed while its jail runs, once the jail is gone.
+    fn killed_while_running(&self) {
+        let mut child = self.start("sleep 60");
+        child.kill().unwrap();
+        child.wait().unwrap();
+        jail_gone(self);
+    }
+
     /// Starts `cordon run --layer` with the payload, waiting for its `ready`.
     fn start(&self, wait: &str) -> Child {
         let mut child = self
@@ -272,10 +280,7 @@ fn a_layered_run_killed_while_its_jail_runs_leaves_the_workspace_and_keeps_its_c
 fn the_next_layered_run_recovers_a_killed_one_and_says_so() {
     let ws = Ws::new();
     let before = tree(&ws.work);
-    let mut child = ws.start("sleep 60");
-    child.kill().unwrap();
-    child.wait().unwrap();
-    jail_gone(&ws);
+    ws.killed_while_running();
     let out = ws.cordon_out(&["run", "--layer", "--json", "--", "/bin/true"]);
     let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!("{e}: {}", String::from_utf8_lossy(&out.stderr));
@@ -293,10 +298,7 @@ fn the_next_layered_run_recovers_a_killed_one_and_says_so() {
 fn cordon_recover_says_in_words_what_a_killed_run_left_and_how_to_act_on_it() {
     let ws = Ws::new();
     let before = tree(&ws.work);
-    let mut child = ws.start("sleep 60");
-    child.kill().unwrap();
-    child.wait().unwrap();
-    jail_gone(&ws);
+    ws.killed_while_running();
     let out = ws.cordon_out(&["recover"]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(

@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests fail by panicking
 
 use crate::cli_run::{Jail, text};
+use std::path::Path;
 
 fn json(j: &Jail, args: &[&str]) -> serde_json::Value {
     let out = j.run(args);
@@ -204,6 +205,22 @@ fn an_unchanged_layer_is_kept_as_the_next_runs_spare() {
     );
 }
 
+/// Asserts that the git configuration at `path` on the host holds the allowed key the jail set
+/// (`user.name = jailed`) and not the command-running `dropped` one.
+fn judged_config(path: &Path, dropped: &str, r: &serde_json::Value) {
+    let config = std::fs::read_to_string(path).unwrap_or_default();
+    assert!(
+        config.contains("jailed"),
+        "the allowed key did not reach {}: {config} {r}",
+        path.display()
+    );
+    let key = dropped.rsplit('.').next().unwrap_or(dropped).to_lowercase();
+    assert!(
+        !config.to_lowercase().contains(&key),
+        "{dropped} reached the host: {config}"
+    );
+}
+
 /// Under the layer the host's existing `.git/config` is the commit's to judge, not a read-only
 /// bind (git's lock-and-rename failed on one with `EBUSY`): `git config` works in the jail, an
 /// allowed key reaches the host, a command-running one is dropped and reported, and a
@@ -231,15 +248,7 @@ fn a_layered_jail_edits_git_config_and_the_commit_judges_it_and_new_repositories
         r["exit_code"], 0,
         "git config failed in the layered jail: {r}"
     );
-    let config = std::fs::read_to_string(j.work.join(".git/config")).unwrap();
-    assert!(
-        config.contains("jailed"),
-        "the allowed key is not on the host: {config}"
-    );
-    assert!(
-        !config.to_lowercase().contains("fsmonitor"),
-        "a command-running key reached the host: {config}"
-    );
+    judged_config(&j.work.join(".git/config"), "core.fsmonitor", &r);
     let mode = std::fs::metadata(j.work.join(".git/config"))
         .unwrap()
         .permissions()
@@ -272,15 +281,7 @@ fn a_layered_jail_edits_git_config_and_the_commit_judges_it_and_new_repositories
         &["run", "--layer", "--json", "--", "/bin/sh", "-c", script],
     );
     assert_eq!(r["exit_code"], 0, "{r}");
-    let config = std::fs::read_to_string(j.work.join("sub/.git/config")).unwrap_or_default();
-    assert!(
-        config.contains("jailed"),
-        "the new repository's allowed key did not reach the host: {config} {r}"
-    );
-    assert!(
-        !config.to_lowercase().contains("hookspath"),
-        "a command-running key reached the host: {config}"
-    );
+    judged_config(&j.work.join("sub/.git/config"), "core.hooksPath", &r);
     assert!(
         !j.work.join("sub/.git/hooks/pre-commit").exists(),
         "a planted hook reached the host"
