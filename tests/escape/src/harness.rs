@@ -933,7 +933,7 @@ pub fn qp(path: &Path) -> String {
 /// `cmd.spawn()`, tried again for a second at most while it fails with `ETXTBSY`: a binary a
 /// case copied just before (the stage placed in a hidden directory) is still open for writing
 /// in a child another case's thread forked meanwhile, until that child execs.
-fn spawn_retrying_busy(cmd: &mut Command) -> std::io::Result<Child> {
+pub fn spawn_retrying_busy(cmd: &mut Command) -> std::io::Result<Child> {
     const ETXTBSY: i32 = 26;
     let mut tries = 0;
     loop {

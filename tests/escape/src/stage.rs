@@ -9,7 +9,7 @@
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use super::harness::{Ctx, qp};
+use super::harness::{Ctx, qp, spawn_retrying_busy};
 use super::matrix::{Outcome, Verdict};
 use super::{Case, Class};
 
@@ -49,7 +49,31 @@ fn place(ctx: &Ctx<'_>, top: &Path) -> Result<PathBuf, String> {
             .and_then(|()| std::os::unix::fs::lchown(path, Some(ctx.ids.uid), Some(ctx.ids.gid)))
             .map_err(|e| format!("cannot set up {}: {e}", path.display()))?;
     }
+    settle(&stage)?;
     Ok(stage)
+}
+
+/// Waits until the placed copy can be executed: until then a child another case's thread forked
+/// while the copy was open for writing holds it open, and a column that starts cordon through
+/// `setpriv` would see `setpriv` fail with "Text file busy" (a CI run did). Once one exec
+/// succeeded no writer is left, since nothing opens the copy for writing again.
+fn settle(stage: &Path) -> Result<(), String> {
+    let mut cmd = std::process::Command::new(stage);
+    cmd.arg("--version")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let status = spawn_retrying_busy(&mut cmd)
+        .and_then(|mut child| child.wait())
+        .map_err(|e| format!("cannot run the placed copy {}: {e}", stage.display()))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "the placed copy {} --version: {status}",
+            stage.display()
+        ))
+    }
 }
 
 fn hidden_dir(ctx: &Ctx<'_>) -> Outcome {
