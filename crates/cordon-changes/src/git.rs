@@ -324,6 +324,7 @@ fn judge_config(view: &View<'_>, change: &Change, at: &InGitDir, rules: &Rules) 
                     "git",
                     format!("{shown}: {}: {}", r.key, r.reason),
                 )
+                .with_key(r.key)
             })
             .collect()
     };

@@ -143,6 +143,8 @@ pub struct Finding {
     pub program: String,
     /// One sentence: what the change would have done on the host.
     pub why: String,
+    /// The configuration key a `git-config-key` finding dropped (`core.fsmonitor`).
+    pub key: Option<String>,
 }
 
 impl Finding {
@@ -155,6 +157,13 @@ impl Finding {
             rule,
             program: program.into(),
             why: why.into(),
+            key: None,
         }
+    }
+
+    /// This finding about one configuration key.
+    pub(crate) fn with_key(mut self, key: impl Into<String>) -> Self {
+        self.key = Some(key.into());
+        self
     }
 }

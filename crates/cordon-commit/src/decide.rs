@@ -28,7 +28,21 @@ fn finding_of(f: &cordon_changes::Finding) -> Finding {
         rule: f.rule.to_owned(),
         program: f.program.clone(),
         why: f.why.clone(),
+        keys: dropped_keys(std::slice::from_ref(f)),
     }
+}
+
+/// The configuration keys among `findings`, each with its why.
+fn dropped_keys(findings: &[cordon_changes::Finding]) -> Vec<crate::report::DroppedKey> {
+    findings
+        .iter()
+        .filter_map(|f| {
+            f.key.as_ref().map(|key| crate::report::DroppedKey {
+                key: key.clone(),
+                why: f.why.clone(),
+            })
+        })
+        .collect()
 }
 
 /// The change time at or after which a host entry counts as changed during the run.
@@ -85,6 +99,7 @@ pub(crate) fn decide(layer: &Layer, verdicts: Vec<Verdict>, started: Started) ->
                         .map(|d| d.why.as_str())
                         .collect::<Vec<_>>()
                         .join("; "),
+                    keys: dropped_keys(&dropped),
                 }),
                 rewrite: Some(bytes),
                 mode: None,

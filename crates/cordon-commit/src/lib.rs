@@ -55,7 +55,7 @@ pub use error::CommitError;
 pub use journal::Point;
 pub use layer::{Limits, read_layer};
 pub use report::{
-    ChangeWord, CommitReport, Entry, Finding, Listed, Manifest, Mode, NodeWord, Status,
+    ChangeWord, CommitReport, DroppedKey, Entry, Finding, Listed, Manifest, Mode, NodeWord, Status,
 };
 pub use runs::{
     Recovered, RunSummary, apply_held, drop_run, list_runs, read_run, recover, recover_with,

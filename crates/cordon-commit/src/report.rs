@@ -68,6 +68,18 @@ pub struct Finding {
     pub program: String,
     /// Why, in words.
     pub why: String,
+    /// For a git configuration applied without some keys: each key dropped, with its why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub keys: Vec<DroppedKey>,
+}
+
+/// One configuration key the commit dropped from a git configuration it applied.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DroppedKey {
+    /// The key as git spells it (`core.fsmonitor`).
+    pub key: String,
+    /// Why it was dropped, in words.
+    pub why: String,
 }
 
 impl Finding {
@@ -76,6 +88,7 @@ impl Finding {
             rule: rule.to_owned(),
             program: String::new(),
             why,
+            keys: Vec::new(),
         }
     }
 }

@@ -234,8 +234,9 @@ pub struct JailOptions {
     /// person watches): no copy-on-write layer.
     #[arg(long, conflicts_with_all = ["layer", "review"])]
     pub live: bool,
-    /// The command's writes go to a private copy-on-write layer (bubblewrap): the workspace is
-    /// unchanged while it runs, and the layer is kept in cordon's state (issue #30).
+    /// The command's writes go to a private copy-on-write layer, committed when it ends (the
+    /// default under bubblewrap; given, a backend that makes no layer refuses instead of
+    /// running live).
     #[arg(long)]
     pub layer: bool,
     /// The command's layer is judged and kept for review, nothing applied: `--json` lists it,

@@ -1,10 +1,12 @@
 //! The columns: who runs cordon (root, or an unprivileged user the suite creates) × the jail
-//! (host: the `shell` profile under bubblewrap; minimal: the `document-parser` profile under
-//! bubblewrap; landlock: the `shell` profile under the Landlock backend; serve: the `shell`
-//! profile under bubblewrap, each attack sent to `cordon serve` as the session's second command,
-//! so that it runs in a jail built ahead of it; layer: the `shell` profile under bubblewrap with
-//! `--layer`, the workspace a transaction judged at the commit; none: no jail at all, the payload run directly as
-//! the user, to prove every attack case escapes without one). Every jailed column names its
+//! (host: the `shell` profile under bubblewrap, the workspace under its default copy-on-write
+//! layer, a transaction judged at the commit; minimal: the `document-parser` profile, likewise;
+//! landlock: the `shell` profile under the Landlock backend, which writes live; serve: the
+//! `shell` profile under bubblewrap with `--live`, each attack sent to `cordon serve` as the
+//! session's second command, so that it runs in a jail built ahead of it (a layered command
+//! never does) and live mode stays proven; live: `cordon run --live`, run only when named; none:
+//! no jail at all, the payload run directly as the user, to prove every attack case escapes
+//! without one). Every jailed column names its
 //! backend with `--backend`, so a broken bubblewrap can never fall back to Landlock unnoticed.
 
 pub use cordon_test_support::user::Ids;
@@ -29,12 +31,12 @@ pub enum Posture {
 pub enum Jail {
     Bwrap,
     Landlock,
-    /// bubblewrap through `cordon serve`: the attack is the session's second request, handed to
-    /// the jail the session built while idle (cordon-launch's warm.rs).
+    /// bubblewrap through `cordon serve --live`: the attack is the session's second request,
+    /// handed to the jail the session built while idle (cordon-launch's warm.rs).
     Served,
-    /// bubblewrap with the workspace under the copy-on-write layer (`cordon run --layer`): every
-    /// write lands in the layer, the commit judges it, and none of live mode's repairs run.
-    Layered,
+    /// bubblewrap with `cordon run --live`: the workspace written as the command runs, with live
+    /// mode's protections (read-only protected paths, the sweep, the git broker).
+    Live,
     /// No jail at all: the payload runs directly as the column's user, with the environment,
     /// working directory, stdin and planted files cordon would have been given. Every attack case
     /// must escape here (or declare why it cannot), else it tests nothing.
@@ -62,10 +64,9 @@ impl Column {
         Column::new(Who::User, Posture::Host, Jail::None),
     ];
 
-    /// Columns run only when named (`--columns root/layer`): the copy-on-write layer is opt-in
-    /// (`cordon run --layer`), and this column measures what making it the default would hold
-    /// (docs/limits.md lists what it finds).
-    pub const EXTRA: [Column; 1] = [Column::new(Who::Root, Posture::Host, Jail::Layered)];
+    /// Columns run only when named (`--columns root/live`): live mode under `cordon run`, which
+    /// the serve column proves already in a jail built ahead.
+    pub const EXTRA: [Column; 1] = [Column::new(Who::Root, Posture::Host, Jail::Live)];
 
     /// The no-jail columns (`--no-jail`).
     pub const NO_JAIL: [Column; 2] = [
@@ -87,7 +88,7 @@ impl Column {
             match (self.jail, self.posture) {
                 (Jail::Landlock, _) => "landlock",
                 (Jail::Served, _) => "serve",
-                (Jail::Layered, _) => "layer",
+                (Jail::Live, _) => "live",
                 (Jail::None, _) => "none",
                 (Jail::Bwrap, Posture::Host) => "host",
                 (Jail::Bwrap, Posture::Minimal) => "minimal",
@@ -105,9 +106,10 @@ impl Column {
         self.jail == Jail::None
     }
 
-    /// Whether this column puts the workspace under the copy-on-write layer (`--layer`).
-    pub fn layered(self) -> bool {
-        self.jail == Jail::Layered
+    /// Whether this column writes the workspace live (`--live`): serve's built-ahead jails and
+    /// the live column. The other bubblewrap columns take the default copy-on-write layer.
+    pub fn live(self) -> bool {
+        matches!(self.jail, Jail::Served | Jail::Live)
     }
 
     /// Whether this column runs the minimal posture.
@@ -123,7 +125,7 @@ impl Column {
     /// The `cordon run` options that select the backend.
     pub fn backend_args(self) -> &'static [&'static str] {
         match self.jail {
-            Jail::Bwrap | Jail::Served | Jail::Layered => &["--backend", "bwrap"],
+            Jail::Bwrap | Jail::Served | Jail::Live => &["--backend", "bwrap"],
             Jail::Landlock => &["--backend", "landlock"],
             Jail::None => &[],
         }

@@ -716,8 +716,8 @@ impl<'c, 'a> Run<'c, 'a> {
             argv.extend(ctx.column.backend_args().iter().map(OsString::from));
         }
         let mode = |a: &OsString| a == "--layer" || a == "--live" || a == "--review";
-        if ctx.column.layered() && !self.args.iter().any(mode) {
-            argv.push("--layer".into());
+        if ctx.column.live() && !self.args.iter().any(mode) {
+            argv.push("--live".into());
         }
         argv.extend(self.args.iter().cloned());
     }

@@ -293,12 +293,16 @@ impl Feature for Layer {
                     // Applied without what the judge dropped (a git configuration's keys that
                     // run commands): the dropped part is a refusal too.
                     for listed in report.added.iter().chain(&report.modified) {
-                        if listed.finding.is_some() {
-                            outcome.violations.push(refused_change(
+                        match &listed.finding {
+                            Some(f) if !f.keys.is_empty() => outcome
+                                .violations
+                                .extend(f.keys.iter().map(|k| dropped_key(root, listed, k))),
+                            Some(_) => outcome.violations.push(refused_change(
                                 root,
                                 "applied without what was refused",
                                 listed,
-                            ));
+                            )),
+                            None => {}
                         }
                     }
                     for c in &report.conflicts {
@@ -377,6 +381,32 @@ fn unchanged(applied: bool) -> serde_json::Value {
         "held": [],
         "conflicts": [],
     })
+}
+
+/// A key the commit dropped from a git configuration it applied, as the git broker of a live
+/// run names one: the configuration's path, the key, and why.
+fn dropped_key(
+    root: &Path,
+    listed: &cordon_commit::Listed,
+    k: &cordon_commit::DroppedKey,
+) -> Violation {
+    let path = root.join(&listed.path);
+    let mut line = format!("git config: {} changed in the jail was not kept", k.key);
+    line.truncate(line.floor_char_boundary(240));
+    Violation {
+        kind: ViolationKind::GitConfigRefused,
+        line,
+        path: Some(path.display().to_string()),
+        rule: Some(format!(
+            "rule git-config-key: {}; dropped at the commit, the rest of {} applied",
+            k.why,
+            listed.path.display()
+        )),
+        host: None,
+        port: None,
+        key: Some(k.key.clone()),
+        operation: None,
+    }
 }
 
 /// A change the commit refused or held, as a violation naming the path, the rule and the

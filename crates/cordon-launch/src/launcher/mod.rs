@@ -306,8 +306,13 @@ impl Launcher {
         })?;
         // The same pipeline as a run's, so the list is the one a run hands the backend: what a
         // run would make on the host is listed, marked, and not made.
-        let run = self.run_of(plan, backend.as_ref(), false, true)?;
-        let (mut features, refusals) = crate::features::for_run(&run);
+        let (plan, mut refusals) = match start::on_backend(plan, backend.as_ref()) {
+            Ok((plan, _)) => (plan, Vec::new()),
+            Err(refusal) => (std::borrow::Cow::Borrowed(plan), vec![refusal]),
+        };
+        let run = self.run_of(&plan, backend.as_ref(), false, true)?;
+        let (mut features, more) = crate::features::for_run(&run);
+        refusals.extend(more);
         let start::Phases { host, args, .. } =
             start::host_and_arguments(&run, &mut features, None, env, None)?;
         let prepared = backend.prepare(

@@ -46,6 +46,14 @@ impl Launcher {
         if let Some(refusal) = crate::backend::stage_refusal(backend, req.plan) {
             return refuse(refusal.to_string());
         }
+        let (plan, mode_note) = match on_backend(req.plan, backend) {
+            Ok(resolved) => resolved,
+            Err(refusal) => return refuse(refusal),
+        };
+        let req = &RunRequest {
+            plan: &plan,
+            ..*req
+        };
         let run = self.run_of(req.plan, backend, awaiting, false)?;
         let (mut features, refusals) = features::for_run(&run);
         if let Some(refusal) = refusals.into_iter().next() {
@@ -90,6 +98,7 @@ impl Launcher {
         // Confining and starting.
         let mut warnings = args.env.requested_but_dropped();
         warnings.extend(fallback);
+        warnings.extend(mode_note);
         for f in &mut features {
             warnings.extend(f.confine(&mut prepared.command, &mut host.cleanup));
         }
@@ -203,6 +212,29 @@ impl Launcher {
             layers: self.layers.as_deref(),
         })
     }
+}
+
+/// `plan` with its workspace mode as it is on `backend` (`WorkspaceMode::on_backend`), and the
+/// warning a run that the default left live carries; Err, the refusal, for a layer asked of a
+/// backend that makes none.
+pub(crate) fn on_backend<'p>(
+    plan: &'p Plan,
+    backend: &dyn Backend,
+) -> Result<(std::borrow::Cow<'p, Plan>, Option<String>), String> {
+    let asked = plan.workspace_mode;
+    let mode = asked.on_backend(backend.layers(), backend.name())?;
+    if mode == asked {
+        return Ok((std::borrow::Cow::Borrowed(plan), None));
+    }
+    let note = (mode == cordon_policy::WorkspaceMode::Live).then(|| {
+        format!(
+            "the workspace is written live: the {} backend makes no copy-on-write layer, so what the command writes reaches the workspace as it runs",
+            backend.name()
+        )
+    });
+    let mut resolved = plan.clone();
+    resolved.workspace_mode = mode;
+    Ok((std::borrow::Cow::Owned(resolved), note))
 }
 
 /// Spawns the prepared jail under supervision (timeout, output cap, the status pipe read).

@@ -108,7 +108,9 @@ pub fn a_prepared_session_builds_each_next_jail_ahead_and_each_holds() {
         ..*Policy::for_profile(Profile::Shell).limits()
     };
     policy.set_limits(limits, "timeout_secs", Source::Caller);
-    let plan = Plan::resolve(&policy.build(), &Invocation::at(&work), &host).unwrap();
+    let mut plan = Plan::resolve(&policy.build(), &Invocation::at(&work), &host).unwrap();
+    // Built ahead only in live mode: a layer is taken when its command comes (warm.rs).
+    plan.workspace_mode = cordon_policy::WorkspaceMode::Live;
     let before = listing(&work);
     let env = vec![(OsString::from("LANG"), OsString::from("C.UTF-8"))];
 

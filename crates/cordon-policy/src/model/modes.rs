@@ -46,6 +46,16 @@ pub enum Unavailable {
 )]
 #[serde(rename_all = "lowercase")]
 pub enum WorkspaceMode {
+    /// The default: [`Layer`] on a backend that makes one (bubblewrap), and [`Live`] on one that
+    /// does not (the Landlock fallback, Seatbelt), which the run's warnings say. Where the
+    /// backend makes layers but this run's cannot be made (no state directory, a root of
+    /// another owner, a kernel that refuses an overlay in a user namespace), the run is refused
+    /// naming `--live`, as for [`Layer`]: never run live in silence.
+    ///
+    /// [`Layer`]: WorkspaceMode::Layer
+    /// [`Live`]: WorkspaceMode::Live
+    #[default]
+    Auto,
     /// Through a private copy-on-write layer (issue #30): the host's tree is unchanged while the
     /// jail lives. Only the bubblewrap backend makes one; where it cannot, the run is refused,
     /// never run live in silence.
@@ -53,27 +63,43 @@ pub enum WorkspaceMode {
     /// A layer whose changes are judged and kept for review, none applied (`--review`): a
     /// harness (or `cordon apply`/`cordon drop`) decides.
     Review,
-    /// Written through, as they happen (`--live`): what a watched dev server needs. The Landlock
-    /// and Seatbelt backends always run live. The default for now: making [`Layer`] the
-    /// default is one line here, and waits on the CLI tests it changes (docs/limits.md).
-    ///
-    /// [`Layer`]: WorkspaceMode::Layer
-    #[default]
+    /// Written through, as they happen (`--live`): what a watched dev server needs.
     Live,
 }
 
 impl WorkspaceMode {
-    /// Whether the command's writes go to a copy-on-write layer (`layer` or `review`).
+    /// Whether the command's writes go to a copy-on-write layer (`auto`, `layer` or `review`;
+    /// [`WorkspaceMode::on_backend`] says what `auto` becomes).
     pub fn layered(self) -> bool {
         self != WorkspaceMode::Live
     }
 
-    /// The mode's name in reports (`layer`, `review`, `live`).
+    /// The mode's name in reports (`auto`, `layer`, `review`, `live`).
     pub fn name(self) -> &'static str {
         match self {
+            WorkspaceMode::Auto => "auto",
             WorkspaceMode::Layer => "layer",
             WorkspaceMode::Review => "review",
             WorkspaceMode::Live => "live",
+        }
+    }
+
+    /// The mode a run has on a backend that does (`layers`) or does not make copy-on-write
+    /// layers: `auto` becomes `layer` or `live`, the others stay. Err, the refusal's reason,
+    /// for `layer` or `review` asked of a backend that makes no layer.
+    pub fn on_backend(self, layers: bool, backend: &str) -> Result<WorkspaceMode, String> {
+        match (self, layers) {
+            (WorkspaceMode::Auto, true) => Ok(WorkspaceMode::Layer),
+            (WorkspaceMode::Auto, false) => Ok(WorkspaceMode::Live),
+            (WorkspaceMode::Layer | WorkspaceMode::Review, false) => Err(format!(
+                "the {backend} backend makes no copy-on-write layer, and `{}` needs one; `--live` runs the command without it (its writes then reach the workspace as they happen)",
+                if self == WorkspaceMode::Review {
+                    "--review"
+                } else {
+                    "--layer"
+                }
+            )),
+            (mode, _) => Ok(mode),
         }
     }
 }

@@ -522,14 +522,16 @@ mod tests {
     use super::*;
     use crate::{FakeHost, Invocation, Policy, Profile};
 
+    /// A live run's guard (pins are live mode's: a layered root takes none).
     fn guarded(host: &FakeHost, work: &str) -> GuardedPlan {
-        Plan::resolve(
+        let mut plan = Plan::resolve(
             &Policy::for_profile(Profile::Shell),
             &Invocation::at(work),
             host,
         )
-        .unwrap()
-        .guard(host)
+        .unwrap();
+        plan.workspace_mode = crate::WorkspaceMode::Live;
+        plan.guard(host)
     }
 
     #[test]

@@ -209,7 +209,7 @@ fn without_nonces(line: &str) -> String {
         if !out.is_empty() {
             out.push('/');
         }
-        match [".cordon-selfcheck-", "cordon-config-"]
+        match [".cordon-selfcheck-", "cordon-config-", "jail-"]
             .iter()
             .find(|p| word.starts_with(**p))
         {
@@ -259,7 +259,13 @@ fn a_harness_planning_through_the_library_gets_the_clis_caches_and_jail() {
     let library = launcher
         .explain(&plan, &["/bin/true".into()], &env)
         .unwrap();
-    assert!(library.features.contains(&"git"), "{:?}", library.features);
+    // The default workspace mode: the copy-on-write layer, whose run directory is named by a
+    // nonce like the self-check's.
+    assert!(
+        library.features.contains(&"layer"),
+        "{:?}",
+        library.features
+    );
     assert!(
         library.env.iter().any(|r| r.name == "GOCACHE"
             && r.value

@@ -10,16 +10,13 @@ fn denials_name_the_path_and_the_rule_they_met() {
     let j = Jail::new();
     let work = std::fs::canonicalize(&j.work).unwrap();
     let violations = |backend: &str, script: &str| -> Vec<serde_json::Value> {
-        let out = j.run(&[
-            "run",
-            "--json",
-            "--backend",
-            backend,
-            "--",
-            "sh",
-            "-c",
-            script,
-        ]);
+        let mut args = vec!["run", "--json", "--backend"];
+        match backend.strip_suffix(" --live") {
+            Some(b) => args.extend([b, "--live"]),
+            None => args.push(backend),
+        }
+        args.extend(["--", "sh", "-c", script]);
+        let out = j.run(&args);
         let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         v["violations"].as_array().cloned().unwrap_or_default()
     };
@@ -30,12 +27,18 @@ fn denials_name_the_path_and_the_rule_they_met() {
             .and_then(|v| v["rule"].as_str().map(str::to_owned))
             .unwrap_or_else(|| panic!("no violation names {shown}: {vs:?}"))
     };
-    let vs = violations(
-        "bwrap",
-        "echo x >> .git/config; echo x > /usr/cordon-test-planted; cat ~/.ssh/id_test",
-    );
+    let script = "echo x >> .git/config; echo x > /usr/cordon-test-planted; cat ~/.ssh/id_test";
+    // Live, the write to git's configuration meets the read-only protected path.
+    let live = violations("bwrap --live", script);
     assert!(
-        find(&vs, &work.join(".git/config")).starts_with("protected path"),
+        find(&live, &work.join(".git/config")).starts_with("protected path"),
+        "{live:?}"
+    );
+    // Under the default copy-on-write layer the commit judges it: the key is dropped, named.
+    let vs = violations("bwrap", script);
+    let rule = find(&vs, &work.join(".git/config"));
+    assert!(
+        rule.starts_with("rule git-config-key") && rule.contains("core.x"),
         "{vs:?}"
     );
     assert!(
@@ -206,16 +209,13 @@ fn refusals_a_program_reports_generically_name_the_operation_and_the_rule() {
     let j = Jail::new();
     let work = std::fs::canonicalize(&j.work).unwrap();
     let violations = |backend: &str, script: &str| -> Vec<serde_json::Value> {
-        let out = j.run(&[
-            "run",
-            "--json",
-            "--backend",
-            backend,
-            "--",
-            "sh",
-            "-c",
-            script,
-        ]);
+        let mut args = vec!["run", "--json", "--backend"];
+        match backend.strip_suffix(" --live") {
+            Some(b) => args.extend([b, "--live"]),
+            None => args.push(backend),
+        }
+        args.extend(["--", "sh", "-c", script]);
+        let out = j.run(&args);
         let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         v["violations"].as_array().cloned().unwrap_or_default()
     };
@@ -264,9 +264,9 @@ fn refusals_a_program_reports_generically_name_the_operation_and_the_rule() {
             .unwrap()
             .starts_with("refused socket")
     );
-    // EROFS and EBUSY on a protected path: the path and the rule.
+    // EROFS and EBUSY on a protected path (live mode's read-only binds): the path and the rule.
     let vs = violations(
-        "bwrap",
+        "bwrap --live",
         "mv .git/config .git/moved; echo x > .git/hooks/new",
     );
     for path in [work.join(".git/config"), work.join(".git/hooks/new")] {

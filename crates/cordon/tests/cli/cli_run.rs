@@ -421,8 +421,9 @@ fn concurrent_jails_share_placeholders_and_leave_the_workspace_as_found() {
     // which joined it, still runs; the second then tries to rewrite it. The first one's cleanup
     // must not pull the placeholder from under the second. The second also creates
     // `.vscode/tasks.json`, which did not exist at launch: moved aside after its run.
+    // Live mode's machinery (placeholders, the sweep): the default layer has its own tests.
     let first = j
-        .cmd(&["run", "--", "/bin/sh", "-c", "sleep 0.8"])
+        .cmd(&["run", "--live", "--", "/bin/sh", "-c", "sleep 0.8"])
         .spawn()
         .unwrap();
     std::thread::sleep(std::time::Duration::from_millis(300));
@@ -430,6 +431,7 @@ fn concurrent_jails_share_placeholders_and_leave_the_workspace_as_found() {
         .cmd(&[
             "run",
             "--json",
+            "--live",
             "--",
             "/bin/sh",
             "-c",

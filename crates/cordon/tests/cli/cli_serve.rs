@@ -61,7 +61,7 @@ fn one_session_answers_each_line_in_order_and_leaves_nothing() {
     let before = listing(&work);
 
     let mut serve = Command::new(common::cordon())
-        .args(["serve", "--timeout", "5"])
+        .args(["serve", "--timeout", "5", "--live"])
         .current_dir(&work)
         .env_clear()
         .env("HOME", home.path())

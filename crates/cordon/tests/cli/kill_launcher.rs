@@ -372,14 +372,15 @@ fn a_sigtermed_launcher_ends_its_landlock_jail_and_exits_143() {
 fn a_sigtermed_serve_ends_its_jails_and_exits_143() {
     use std::io::Write;
     let s = Setup::new();
-    // The second command runs in the jail the session built ahead after the first one: its
-    // shell, a foreground and a background sleep must all go.
+    // The second command runs in the jail the session built ahead after the first one (live
+    // mode: a layered command never runs in a jail built ahead): its shell, a foreground and a
+    // background sleep must all go.
     let script = format!(
         "(sleep 60.1{m}; :) & echo ready > ready.txt; sleep 60.2{m}; :",
         m = s.marker
     );
     let mut serve = Command::new(common::cordon())
-        .args(["serve", "--backend", "bwrap"])
+        .args(["serve", "--backend", "bwrap", "--live"])
         .current_dir(&s.work)
         .env_clear()
         .env("HOME", s.home.path())

@@ -140,8 +140,9 @@ fn a_100_mb_flood_is_capped_and_memory_stays_bounded() {
     // marker, then a pause on stdin: while it waits, everything has passed through cordon.
     let script = "head -c 100000000 /dev/zero | tr '\\0' a; head -c 100000000 /dev/zero >&2; \
                   : > flood-done; read line || true";
+    // Live, so the marker reaches the host while the jail waits (a layer commits at the end).
     let mut child = j
-        .cmd(&["run", "--json", "--", "/bin/sh", "-c", script])
+        .cmd(&["run", "--json", "--live", "--", "/bin/sh", "-c", script])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -44,6 +44,74 @@ fn a_layered_run_commits_the_workspace_only_and_names_its_mode() {
     );
 }
 
+/// The copy-on-write layer is the default where the backend makes one (bubblewrap); the
+/// Landlock backend runs live and says so in the warnings; `--layer` asked of it is refused.
+#[test]
+fn the_layer_is_the_default_under_bubblewrap_and_a_backend_without_one_says_so() {
+    let j = Jail::new();
+    let script = "echo made > default.txt";
+    let r = json(
+        &j,
+        &[
+            "run",
+            "--json",
+            "--backend",
+            "bwrap",
+            "--",
+            "/bin/sh",
+            "-c",
+            script,
+        ],
+    );
+    assert_eq!(r["workspace"], "layer", "{r}");
+    assert_eq!(
+        r["changes"]["roots"][0]["report"]["added"][0]["path"], "default.txt",
+        "{r}"
+    );
+    assert!(j.work.join("default.txt").exists());
+
+    // (Below the top: Landlock cannot let a new entry be made at a repository's top.)
+    std::fs::create_dir(j.work.join("sub")).unwrap();
+    let script = "echo made > sub/landlock.txt";
+    let r = json(
+        &j,
+        &[
+            "run",
+            "--json",
+            "--backend",
+            "landlock",
+            "--",
+            "/bin/sh",
+            "-c",
+            script,
+        ],
+    );
+    assert_eq!(r["workspace"], "live", "{r}");
+    assert!(r["changes"].is_null(), "{r}");
+    let warned = r["warnings"].as_array().unwrap().iter().any(|w| {
+        w.as_str()
+            .is_some_and(|w| w.contains("written live") && w.contains("landlock"))
+    });
+    assert!(warned, "no warning says the run was live: {r}");
+    assert!(j.work.join("sub/landlock.txt").exists(), "{r}");
+
+    for flag in ["--layer", "--review"] {
+        let out = j.run(&[
+            "run",
+            flag,
+            "--backend",
+            "landlock",
+            "--",
+            "/bin/touch",
+            "never",
+        ]);
+        assert_eq!(out.status.code(), Some(126), "{}", text(&out.stderr));
+        let err = text(&out.stderr);
+        assert!(err.contains(flag) && err.contains("--live"), "{err}");
+        assert!(!j.work.join("never").exists());
+    }
+}
+
 #[test]
 fn review_keeps_the_change_and_live_writes_through() {
     let j = Jail::new();

@@ -190,12 +190,15 @@ fn the_public_crates_build_the_list_run_hands_bubblewrap_and_explain_prints_it()
     for work in [&proj, &wt] {
         // The host's listening sockets, as the launcher reads them for its plan (a socket that
         // starts or stops listening between the reads would differ: none does in this test).
-        let plan = Plan::resolve(
+        let mut plan = Plan::resolve(
             &Policy::for_profile(Profile::Shell),
             &Invocation::at(work).with_host_sockets(cordon_launch::listening_unix_sockets()),
             &host,
         )
         .unwrap();
+        // A downstream project that builds bubblewrap's list from the public crates runs live:
+        // the copy-on-write layer is made by the launcher's pipeline (its stage mounts it).
+        plan.workspace_mode = cordon_policy::WorkspaceMode::Live;
 
         // A downstream project, with the public crates alone.
         let guarded = plan.guard(&host);
@@ -303,7 +306,7 @@ fn the_public_crates_build_the_list_run_hands_bubblewrap_and_explain_prints_it()
         // And what `cordon explain` prints for the same plan: the placeholders marked, then
         // bubblewrap's path, the same options, `--` and the stage's command.
         let out = Command::new(common::cordon())
-            .args(["explain", "--backend", "bwrap", "--"])
+            .args(["explain", "--backend", "bwrap", "--live", "--"])
             .args(&payload)
             .env_clear()
             .envs(env.iter().cloned())

@@ -165,11 +165,31 @@ fn missing_cordon_config_cannot_be_created_nor_the_cache_rewritten_inside_writab
             home = h.display(),
             xdg = h.join("xdg").display()
         );
+        // A root that holds cordon's own state cannot be layered (the commit keeps its journal
+        // there): the default refuses it, naming `--live`; live mode's protections are tested.
+        let refused = Command::new(common::cordon())
+            .args(["run", "--json", "--backend", backend, "--write"])
+            .arg(h.join(".cache"))
+            .args(["--", "/bin/sh", "-c", "echo END"])
+            .current_dir(&work)
+            .env_clear()
+            .env("HOME", &h)
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .output()
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&refused.stdout).unwrap();
+        if *backend == "bwrap" {
+            assert_eq!(v["status"], "refused", "{v}");
+            assert!(v["refusal"].as_str().unwrap().contains("--live"), "{v}");
+        } else {
+            assert_eq!(v["status"], "exited", "{v}");
+        }
         let (_, stdout) = home.run(
             &work,
             &[
                 "run",
                 "--json",
+                "--live",
                 "--backend",
                 backend,
                 "--write",
@@ -230,11 +250,31 @@ fn the_global_configuration_cannot_be_rewritten_inside_a_writable_parent() {
              mv {home}/.config/cordon {home}/.config/moved; echo ok > {home}/.config/git/other; echo END",
             home = h.display()
         );
+        // A root that holds cordon's own state cannot be layered (the commit keeps its journal
+        // there): the default refuses it, naming `--live`; live mode's protections are tested.
+        let refused = Command::new(common::cordon())
+            .args(["run", "--json", "--backend", backend, "--write"])
+            .arg(h.join(".cache"))
+            .args(["--", "/bin/sh", "-c", "echo END"])
+            .current_dir(&work)
+            .env_clear()
+            .env("HOME", &h)
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .output()
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&refused.stdout).unwrap();
+        if *backend == "bwrap" {
+            assert_eq!(v["status"], "refused", "{v}");
+            assert!(v["refusal"].as_str().unwrap().contains("--live"), "{v}");
+        } else {
+            assert_eq!(v["status"], "exited", "{v}");
+        }
         let (_, stdout) = home.run(
             &work,
             &[
                 "run",
                 "--json",
+                "--live",
                 "--backend",
                 backend,
                 "--write",
