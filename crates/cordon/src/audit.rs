@@ -47,6 +47,7 @@ pub fn run(args: &AuditArgs, out: &mut dyn Write) -> Result<bool, CliError> {
     report
         .checks
         .push(env_pass_check(global.as_ref(), project.as_ref()));
+    report.checks.push(workspace_check(args.live));
     let passed = report.passed();
     if args.json {
         serde_json::to_writer_pretty(&mut *out, &report)?;
@@ -55,6 +56,20 @@ pub fn run(args: &AuditArgs, out: &mut dyn Write) -> Result<bool, CliError> {
         print_text(&report, global.as_ref(), project.as_ref(), out)?;
     }
     Ok(passed)
+}
+
+/// The workspace mode: a live run's writes reach the workspace while it runs, before any
+/// judgement, so a host program reading it meanwhile sees them.
+fn workspace_check(live: bool) -> Check {
+    Check {
+        name: "workspace-live",
+        passed: !live,
+        detail: if live {
+            "--live: the command writes the workspace as it runs; a host program reading it meanwhile sees what it planted before the sweep".into()
+        } else {
+            "workspace mode auto: under bubblewrap the command's writes wait in a copy-on-write layer the commit judges; the Landlock backend writes live and says so on each run".into()
+        },
+    }
 }
 
 /// A `pass` name that reads as a credential is dropped at run time anyway; configuring it is a

@@ -174,6 +174,9 @@ pub struct AuditArgs {
     /// Audit as for a caller that adds this writable root, as `run --write` does (repeatable).
     #[arg(long = "write", value_name = "DIR")]
     pub write: Vec<PathBuf>,
+    /// Audit as for a caller that runs with `--live` (the `workspace-live` check fails).
+    #[arg(long)]
+    pub live: bool,
     /// Print one JSON object (schema in docs/cli.md).
     #[arg(long)]
     pub json: bool,

@@ -151,6 +151,18 @@ fn audit_passes_the_defaults_and_fails_loose_configurations() {
     let env = Env::new();
     let out = env.cordon(&["audit"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stdout).contains("workspace-live") && text(&out.stdout).contains("mode auto"),
+        "{}",
+        text(&out.stdout)
+    );
+    let out = env.cordon(&["audit", "--live"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stdout).contains("FAIL  workspace-live"),
+        "{}",
+        text(&out.stdout)
+    );
 
     env.global("[network]\nmode = \"allow\"\n[backend]\nunavailable = \"warn\"\n[filesystem]\nallow_read = [\"~/.ssh\"]\nwritable = [\"~\"]\n[env]\npass = [\"GITHUB_TOKEN\"]\n");
     let out = env.cordon(&["audit", "--json"]);
