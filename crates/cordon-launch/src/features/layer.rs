@@ -1,8 +1,9 @@
 //! The workspace as a transaction (issue #30): each writable root under a private
 //! copy-on-write layer, so nothing the command writes reaches the host while the jail lives.
 //!
-//! - **Planning**: joins a run whose plan asks for the layer ([`WorkspaceMode::Layer`]) on a
-//!   backend that makes one (bubblewrap); on another backend the run is live and says so. It
+//! - **Planning**: joins a run whose plan asks for the layer ([`WorkspaceMode::Layer`], which
+//!   the default `auto` becomes on a backend that makes one: bubblewrap; the launcher resolves
+//!   the mode against the backend before any feature plans, `launcher/start.rs`). It
 //!   refuses, naming why and `--live`, where the layer cannot be made: no state directory, a
 //!   root that is not a directory or not the caller's (an overlay copies a file up as its
 //!   mounter, and an id the jail does not map fails with `EOVERFLOW`: docs/limits.md), a kernel
