@@ -18,7 +18,7 @@
 
 export { cordonBinary, packagedBinary, ENV_VAR } from "./binary";
 export { BinaryNotFound, CANNOT_RUN, CordonError, InvalidRequest, REFUSED, Refused, SessionClosed } from "./errors";
-export type { JailOptions, Network } from "./options";
+export type { JailOptions, Network, Workspace } from "./options";
 export type { Destination, NetworkReport, Result, Status, Violation } from "./result";
 export { parseResult } from "./result";
 export { run, type RunOptions } from "./run";

@@ -10,6 +10,12 @@ import { parseResult, type Result } from "./result";
 export type Network = "deny" | "proxy" | "allow";
 const NETWORKS: readonly string[] = ["deny", "proxy", "allow"];
 
+/** How the command's writes reach the workspace: `layer` (a copy-on-write layer judged and
+ * committed when the command ends: the default under bubblewrap), `review` (judged and kept,
+ * nothing applied), `live` (written as the command runs). Left out: cordon's default. */
+export type Workspace = "layer" | "review" | "live";
+const WORKSPACES: readonly string[] = ["layer", "review", "live"];
+
 /** How a command's jail is made. */
 export interface JailOptions {
   /** The workspace: the command's working directory and its writable root. */
@@ -23,6 +29,8 @@ export interface JailOptions {
   readonly env?: Readonly<Record<string, string>>;
   /** Wall-clock seconds, after which the whole process tree is killed. */
   readonly timeout?: number;
+  /** How the command's writes reach the workspace (`Result.changes` lists a layer's). */
+  readonly workspace?: Workspace;
 }
 
 /** Checked options, in a fixed order (their JSON is a session's key for one `cordon serve`). */
@@ -33,6 +41,7 @@ export interface Checked {
   readonly allowHosts: readonly string[];
   readonly env: readonly (readonly [string, string])[];
   readonly timeout: number | null;
+  readonly workspace: Workspace | null;
 }
 
 /** Checks every option; throws `TypeError` or `RangeError` naming the option. */
@@ -62,6 +71,9 @@ export function check(options: JailOptions): Checked {
   if (timeout !== undefined && (typeof timeout !== "number" || !Number.isInteger(timeout) || timeout < 1)) {
     throw new RangeError(`timeout is whole seconds, at least 1, not ${String(timeout)}`);
   }
+  if (options.workspace !== undefined && !WORKSPACES.includes(options.workspace)) {
+    throw new RangeError(`workspace is one of ${WORKSPACES.join(", ")}, not ${JSON.stringify(options.workspace)}`);
+  }
   return {
     cwd: resolve(options.cwd),
     profile: options.profile ?? null,
@@ -69,6 +81,7 @@ export function check(options: JailOptions): Checked {
     allowHosts: [...allowHosts],
     env,
     timeout: timeout ?? null,
+    workspace: options.workspace ?? null,
   };
 }
 
@@ -89,6 +102,7 @@ export function flags(options: Checked): string[] {
   for (const host of options.allowHosts) out.push("--allow-host", host);
   for (const [key, value] of options.env) out.push("--env", `${key}=${value}`);
   if (options.timeout !== null) out.push("--timeout", String(options.timeout));
+  if (options.workspace !== null) out.push(`--${options.workspace}`);
   return out;
 }
 

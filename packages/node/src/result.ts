@@ -63,6 +63,11 @@ export interface Result {
   readonly landlock: string | null;
   readonly builtAhead: boolean;
   readonly network: NetworkReport | null;
+  /** `layer`, `review` or `live`: how the command's writes reached the workspace. */
+  readonly workspace: string | null;
+  /** A layered run's change set as cordon reports it (`applied`, and per root what was added,
+   * modified, deleted, refused, held, in conflict); `null` for a live run. */
+  readonly changes: Readonly<Record<string, unknown>> | null;
   /** The command ran to its end and exited 0. */
   readonly ok: boolean;
   /** The wall-clock timeout passed and the whole process tree was killed (exit 124). */
@@ -161,6 +166,8 @@ export function parseResult(value: unknown): Result {
     landlock: str(obj, "landlock"),
     builtAhead: obj["built_ahead"] === true,
     network: isObject(net) ? network(net) : null,
+    workspace: str(obj, "workspace"),
+    changes: isObject(obj["changes"]) ? (obj["changes"] as Json) : null,
     ok: status === "exited" && exitCode === 0,
     timedOut: status === "timeout",
     raw: obj,

@@ -6,9 +6,9 @@ import { InvalidRequest, Refused, Session, SessionClosed } from "cordon-sandbox"
 
 import { SENTINEL, fixture } from "./support";
 
-test("a session runs many commands, each in a jail built ahead", async () => {
+test("a live session runs many commands, each in a jail built ahead", async () => {
   const { home, workspace } = fixture();
-  const session = new Session({ cwd: workspace, timeout: 30 });
+  const session = new Session({ cwd: workspace, timeout: 30, workspace: "live" });
   const first = await session.run(["sh", "-c", "echo 1 > one.txt; cat ~/.ssh/id_ed25519"]);
   const second = await session.run(["cat", "one.txt"]);
   const third = await session.run(["sh", "-c", "exit 4"]);
@@ -21,6 +21,23 @@ test("a session runs many commands, each in a jail built ahead", async () => {
   assert.notEqual(secret.exitCode, 0);
   assert.ok(!secret.stdout.includes(SENTINEL));
   await assert.rejects(session.run(["true"]), SessionClosed);
+});
+
+test("a default session commits each command's layer before the next", async () => {
+  const { workspace } = fixture();
+  const session = new Session({ cwd: workspace, timeout: 30 });
+  const first = await session.run(["sh", "-c", "echo 1 > one.txt; mkdir -p .vscode; echo x > .vscode/tasks.json"]);
+  const second = await session.run(["cat", "one.txt"]);
+  await session.close();
+  // A layered command runs in a jail made for it, and sees what the one before committed.
+  assert.equal(first.workspace, "layer");
+  assert.ok(!second.builtAhead);
+  assert.equal(second.stdout, "1\n");
+  const changes = first.changes as { applied: boolean; roots: { report: { added: { path: string }[]; refused: { path: string }[] } }[] };
+  assert.equal(changes.applied, true);
+  assert.deepEqual(changes.roots[0]!.report.added.map((a) => a.path), ["one.txt"]);
+  assert.ok(changes.roots[0]!.report.refused.some((r) => r.path === ".vscode"));
+  assert.ok(first.violations.some((v) => v.kind === "change-refused"));
 });
 
 test("a session's run takes the jail options run takes", async () => {

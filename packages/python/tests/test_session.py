@@ -13,17 +13,33 @@ from ._support import SENTINEL
 
 
 def test_a_session_runs_many_commands_each_in_a_jail_built_ahead(home: Path, workspace: Path) -> None:
-    with Session(cwd=workspace, timeout=30) as session:
+    with Session(cwd=workspace, timeout=30, workspace="live") as session:
         first = session.run(["sh", "-c", "echo 1 > one.txt; cat ~/.ssh/id_ed25519"])
         second = session.run(["cat", "one.txt"])
         third = session.run(["sh", "-c", "exit 4"])
     assert first.status == "exited" and SENTINEL not in first.stdout + first.stderr
+    assert first.workspace == "live" and first.changes is None
     assert second.stdout == "1\n"
     # After the first command, each next one is handed to a jail built while we waited.
     assert second.built_ahead and third.built_ahead
     assert third.exit_code == 4
     with pytest.raises(SessionClosed):
         session.run(["true"])
+
+
+def test_a_default_session_commits_each_commands_layer_before_the_next(workspace: Path) -> None:
+    with Session(cwd=workspace, timeout=30) as session:
+        first = session.run(["sh", "-c", "echo 1 > one.txt; mkdir -p .vscode; echo x > .vscode/tasks.json"])
+        second = session.run(["cat", "one.txt"])
+    # A layered command runs in a jail made for it, and sees what the one before committed.
+    assert first.workspace == "layer" and not second.built_ahead
+    assert second.stdout == "1\n"
+    assert first.changes is not None and first.changes["applied"] is True
+    report = first.changes["roots"][0]["report"]
+    assert [a["path"] for a in report["added"]] == ["one.txt"]
+    assert ".vscode" in [r["path"] for r in report["refused"]]
+    assert not (workspace / ".vscode").exists()
+    assert any(v.kind == "change-refused" for v in first.violations)
 
 
 def test_a_session_run_takes_the_same_options_as_run(workspace: Path) -> None:
@@ -56,7 +72,7 @@ def test_run_async_and_async_session(home: Path, workspace: Path) -> None:
         assert (result.exit_code, result.stdout) == (0, "async\n")
         with pytest.raises(Refused):
             await run_async(["rm", "-rf", "/"], cwd=workspace)
-        async with AsyncSession(cwd=workspace) as session:
+        async with AsyncSession(cwd=workspace, workspace="live") as session:
             results = [await session.run(["cat", "a.txt"]) for _ in range(3)]
             secret = await session.run(["cat", str(home / ".ssh" / "id_ed25519")])
             timed_out = await session.run(["sleep", "30"], timeout=1)

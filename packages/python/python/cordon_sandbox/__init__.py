@@ -6,8 +6,9 @@
 (0, 'hi\\n')
 
 `run` starts one ``cordon run --json`` per command; `Session` keeps one ``cordon serve`` for
-many commands, each handed to a jail built ahead of it; `run_async` and `AsyncSession` are the
-asyncio variants. Every command runs in a jail of its own: it can write its workspace and read
+many commands (with ``workspace="live"`` each handed to a jail built ahead of it); `run_async`
+and `AsyncSession` are the asyncio variants. Under bubblewrap a command's writes wait in a
+copy-on-write layer that cordon judges and commits when it ends (`Result.changes` lists them). Every command runs in a jail of its own: it can write its workspace and read
 the toolchains, not the user's credentials, and reach no network unless asked. A command that
 ran is a `Result` (whatever its exit code); one that cordon refused raises `Refused`, bad input
 raises `InvalidRequest` (the exit code and rule are on the exception).
@@ -17,7 +18,7 @@ The wheel carries the ``cordon`` binary (Linux x86_64); `cordon_binary` says whi
 
 from ._async import AsyncSession, run_async
 from ._binary import cordon_binary
-from ._options import Network
+from ._options import Network, Workspace
 from ._sync import Session, run
 from .errors import BinaryNotFound, CordonError, InvalidRequest, Refused, SessionClosed
 from .result import Destination, NetworkReport, Result, Status, Violation
@@ -36,6 +37,7 @@ __all__ = [
     "SessionClosed",
     "Status",
     "Violation",
+    "Workspace",
     "cordon_binary",
     "run",
     "run_async",

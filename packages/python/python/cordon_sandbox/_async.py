@@ -11,6 +11,7 @@ from types import TracebackType
 
 from ._binary import cordon_binary
 from ._options import (
+    Workspace,
     JailOptions,
     Network,
     PathLike,
@@ -40,11 +41,18 @@ async def run_async(
     env: Mapping[str, str] | None = None,
     timeout: float | None = None,
     binary: PathLike | None = None,
+    workspace: Workspace | None = None,
 ) -> Result:
     """`run`, awaitable: the same options, result and exceptions."""
     command = check_argv(argv)
     options = JailOptions.make(
-        cwd=cwd, profile=profile, network=network, allow_hosts=allow_hosts, env=env, timeout=timeout
+        cwd=cwd,
+        profile=profile,
+        network=network,
+        allow_hosts=allow_hosts,
+        env=env,
+        timeout=timeout,
+        workspace=workspace,
     )
     process = await asyncio.create_subprocess_exec(
         *run_command(cordon_binary(binary), options, command),

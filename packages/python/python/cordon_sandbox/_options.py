@@ -16,6 +16,12 @@ from .result import Result
 Network = Literal["deny", "proxy", "allow"]
 _NETWORKS = ("deny", "proxy", "allow")
 
+#: How the command's writes reach the workspace: ``layer`` (a copy-on-write layer judged and
+#: committed when the command ends: the default under bubblewrap), ``review`` (judged and kept,
+#: nothing applied), ``live`` (written as the command runs). ``None``: cordon's default.
+Workspace = Literal["layer", "review", "live"]
+_WORKSPACES = ("layer", "review", "live")
+
 PathLike = str | os.PathLike[str]
 
 
@@ -30,6 +36,7 @@ class JailOptions:
     allow_hosts: tuple[str, ...] = ()
     env: tuple[tuple[str, str], ...] = ()
     timeout: int | None = None
+    workspace: str | None = None
 
     @classmethod
     def make(
@@ -41,6 +48,7 @@ class JailOptions:
         allow_hosts: Sequence[str] = (),
         env: Mapping[str, str] | None = None,
         timeout: float | None = None,
+        workspace: Workspace | None = None,
     ) -> JailOptions:
         """Checks every option; raises `TypeError` or `ValueError` naming the option."""
         if not isinstance(cwd, (str, os.PathLike)):
@@ -49,6 +57,8 @@ class JailOptions:
             raise TypeError(f"profile is a profile name such as 'shell', not {type(profile).__name__}")
         if network is not None and network not in _NETWORKS:
             raise ValueError(f"network is one of {', '.join(_NETWORKS)}, not {network!r}")
+        if workspace is not None and workspace not in _WORKSPACES:
+            raise ValueError(f"workspace is one of {', '.join(_WORKSPACES)}, not {workspace!r}")
         return cls(
             cwd=os.path.abspath(os.fspath(cwd)),
             profile=profile,
@@ -56,6 +66,7 @@ class JailOptions:
             allow_hosts=_strings("allow_hosts", allow_hosts),
             env=_env(env),
             timeout=_timeout(timeout),
+            workspace=workspace,
         )
 
     def replace(self, **changes: Any) -> JailOptions:
@@ -70,6 +81,7 @@ class JailOptions:
             "allow_hosts": self.allow_hosts,
             "env": dict(self.env),
             "timeout": self.timeout,
+            "workspace": self.workspace,
         }
         current.update(given)
         return JailOptions.make(**current)
@@ -87,6 +99,8 @@ class JailOptions:
             out += ["--env", f"{key}={value}"]
         if self.timeout is not None:
             out += ["--timeout", str(self.timeout)]
+        if self.workspace is not None:
+            out += [f"--{self.workspace}"]
         return out
 
 
@@ -104,10 +118,17 @@ class SessionBase:
         env: Mapping[str, str] | None = None,
         timeout: float | None = None,
         binary: PathLike | None = None,
+        workspace: Workspace | None = None,
     ) -> None:
         self._binary = cordon_binary(binary)
         self._options = JailOptions.make(
-            cwd=cwd, profile=profile, network=network, allow_hosts=allow_hosts, env=env, timeout=timeout
+            cwd=cwd,
+            profile=profile,
+            network=network,
+            allow_hosts=allow_hosts,
+            env=env,
+            timeout=timeout,
+            workspace=workspace,
         )
         self._closed = False
         self._started()

@@ -12,6 +12,7 @@ from typing import IO
 
 from ._binary import cordon_binary
 from ._options import (
+    Workspace,
     JailOptions,
     Network,
     PathLike,
@@ -40,6 +41,7 @@ def run(
     env: Mapping[str, str] | None = None,
     timeout: float | None = None,
     binary: PathLike | None = None,
+    workspace: Workspace | None = None,
 ) -> Result:
     """Runs ``argv`` in a jail of its own whose workspace is ``cwd``; waits for it to end.
 
@@ -52,6 +54,8 @@ def run(
         env: variables set inside the jail (names the policy refuses are refused).
         timeout: wall-clock seconds, after which the whole process tree is killed.
         binary: the ``cordon`` to use (default: the wheel's, see `cordon_binary`).
+        workspace: ``layer``, ``review`` or ``live`` (see `Workspace`; default: cordon's, the
+            copy-on-write layer under bubblewrap). `Result.changes` lists a layer's change set.
 
     Returns:
         the `Result`, also when the command failed or timed out.
@@ -62,7 +66,13 @@ def run(
     """
     command = check_argv(argv)
     options = JailOptions.make(
-        cwd=cwd, profile=profile, network=network, allow_hosts=allow_hosts, env=env, timeout=timeout
+        cwd=cwd,
+        profile=profile,
+        network=network,
+        allow_hosts=allow_hosts,
+        env=env,
+        timeout=timeout,
+        workspace=workspace,
     )
     done = subprocess.run(
         run_command(cordon_binary(binary), options, command),

@@ -38,7 +38,7 @@ def _object(obj: Mapping[str, Any], key: str) -> Mapping[str, Any]:
 class Violation:
     """One denial cordon recognised (docs/cli.md lists the kinds: ``write-denied``,
     ``access-denied``, ``operation-denied``, ``network-denied``, ``jail-setup``, ``planted``,
-    ``git-config-refused``)."""
+    ``git-config-refused``, ``change-refused``)."""
 
     kind: str
     line: str
@@ -138,6 +138,11 @@ class Result:
     landlock: str | None = None
     built_ahead: bool = False
     network: NetworkReport | None = None
+    #: ``layer``, ``review`` or ``live``: how the command's writes reached the workspace.
+    workspace: str | None = None
+    #: A layered run's change set as cordon reports it (``applied``, and per root what was
+    #: added, modified, deleted, refused, held, in conflict); ``None`` for a live run.
+    changes: Mapping[str, Any] | None = None
     raw: Mapping[str, Any] = field(default_factory=lambda: _EMPTY, repr=False, compare=False)
 
     @property
@@ -159,6 +164,7 @@ class Result:
         violations = obj.get("violations")
         warnings = obj.get("warnings")
         network = obj.get("network")
+        changes = obj.get("changes")
         duration = obj.get("duration_ms")
         return cls(
             status=status or "refused",
@@ -186,5 +192,7 @@ class Result:
             landlock=_str(obj, "landlock"),
             built_ahead=obj.get("built_ahead") is True,
             network=NetworkReport.from_json(network) if isinstance(network, dict) else None,
+            workspace=_str(obj, "workspace"),
+            changes=MappingProxyType(dict(changes)) if isinstance(changes, dict) else None,
             raw=MappingProxyType(dict(obj)),
         )
