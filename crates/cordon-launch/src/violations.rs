@@ -374,9 +374,18 @@ fn named_path(line: &str) -> Option<&str> {
             rest = &after[end + close.len_utf8()..];
         }
     }
-    line.split_whitespace()
-        .map(|w| w.trim_end_matches([':', ',', ';']))
-        .find(|w| w.contains('/') && w.len() > 1 && !w.contains("://"))
+    // Unquoted, the first word with a `/`; but a first word that ends in `:` is the program
+    // that speaks (`/bin/sh: 1: cannot create x/y: …`) when a later word is a path too.
+    let is_path = |w: &&str| w.contains('/') && w.len() > 1 && !w.contains("://");
+    let mut words = line.split_whitespace();
+    let first = words.next()?;
+    let later = words.map(|w| w.trim_end_matches([':', ',', ';'])).find(is_path);
+    let first_path = Some(first.trim_end_matches([':', ',', ';'])).filter(is_path);
+    match (first_path, later) {
+        (Some(_), Some(later)) if first.ends_with(':') => Some(later),
+        (Some(first), _) => Some(first),
+        (None, later) => later,
+    }
 }
 
 /// `path` without `.` and with `..` applied, lexically (the jail's view is not the host's, so
@@ -449,7 +458,9 @@ mod tests {
             "error: could not lock config file .git/config: Read-only file system\n\
              cat: /home/u/.ssh/id_ed25519: Permission denied\n\
              sh: 1: cannot create /home/u/planted: Read-only file system\n\
-             mv: cannot move '.git/hooks' to 'hooks.bak': Device or resource busy\n",
+             mv: cannot move '.git/hooks' to 'hooks.bak': Device or resource busy\n\
+             /bin/sh: 1: cannot create .git/commondir: Read-only file system\n\
+             /home/u/proj/.envrc: Read-only file system\n",
             false,
         );
         let got: Vec<(Option<&str>, &str)> = v
@@ -477,6 +488,9 @@ mod tests {
                 .starts_with("protected path: /home/u/proj/.git/hooks"),
             "{got:?}"
         );
+        // dash names itself first; a line that starts with the path names it first.
+        assert_eq!(got[4].0, Some("/home/u/proj/.git/commondir"), "{got:?}");
+        assert_eq!(got[5].0, Some("/home/u/proj/.envrc"), "{got:?}");
     }
 
     #[test]
