@@ -265,7 +265,11 @@ fn launcher_killed(ctx: &Ctx<'_>) -> Outcome {
     let started = wait_for(Duration::from_secs(20), || ctx.canary());
     let _ = child.kill();
     let _ = child.wait();
-    std::thread::sleep(Duration::from_millis(3000));
+    // The payload writes 2 s after it started: waited for up to 5 s (a loaded CI machine once
+    // took longer than the 3 s this waited before, and the no-jail column then saw nothing).
+    wait_for(Duration::from_secs(5), || {
+        !late_files(ctx, &["late-bg", "late-fg"]).is_empty()
+    });
     let late = late_files(ctx, &["late-bg", "late-fg"]);
     let out = super::harness::RunOut::default();
     if !started {

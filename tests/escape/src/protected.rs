@@ -4,7 +4,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use super::harness::{Ctx, qp};
+use super::harness::{Ctx, q, qp};
 use super::matrix::{Outcome, Verdict};
 use super::{Case, Class};
 
@@ -625,10 +625,14 @@ fn cordon_config(ctx: &Ctx<'_>) -> Outcome {
         format!("mv {c}/cordon scratch/cache-moved", c = qp(&cache)),
     ];
     let steps: Vec<&str> = steps.iter().map(String::as_str).collect();
+    // `--live`: a writable root that holds cordon's own cache refuses the default layer (its
+    // commit keeps its journal there; crates/cordon/tests/cli/roots.rs proves the refusal), so
+    // what is tested here is live mode's read-only state inside such a root.
     let out = ctx
         .cordon()
         .env("XDG_CONFIG_HOME", &xdg_config.display().to_string())
         .env("XDG_CACHE_HOME", &cache.display().to_string())
+        .args(["--live"])
         .args(write(&ctx.home.join(".config")))
         .args(write(&cache))
         .args(write(&xdg_config))
@@ -761,9 +765,11 @@ fn git_submodule_config(ctx: &Ctx<'_>) -> Outcome {
     {
         return harness_err(e);
     }
+    // A `file://` URL: git clones a plain local path by hard-linking its objects and checks
+    // each link's inode, which overlayfs in a user namespace changes (docs/limits.md).
     let add = format!(
         "git -c protocol.file.allow=always submodule add -q {} lib",
-        qp(&upstream)
+        q(&format!("file://{}", upstream.display()))
     );
     let out = ctx.sh_steps(&[
         &add,

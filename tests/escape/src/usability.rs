@@ -773,7 +773,7 @@ fn git_config_steps(ctx: &Ctx<'_>) -> Outcome {
         "set -e; g='git -c user.name=t -c user.email=t@example.invalid'; \
          git config user.name 'In The Jail'; git remote add origin {up}; git fetch -q origin; \
          b=$(git symbolic-ref --short HEAD); git branch -q --set-upstream-to=origin/$b; \
-         $g -c protocol.file.allow=always submodule add -q {up} lib; $g commit -qm lib; \
+         $g -c protocol.file.allow=always submodule add -q file://{up} lib; $g commit -qm lib; \
          git worktree add -q wt -b topic; echo steps-done"
     ));
     let host = |dir: &std::path::Path, key: &str| {
@@ -782,7 +782,7 @@ fn git_config_steps(ctx: &Ctx<'_>) -> Outcome {
     let up_s = upstream.display().to_string();
     let reached = host(&ctx.work, "user.name") == "In The Jail"
         && host(&ctx.work, "remote.origin.url") == up_s
-        && host(&ctx.work, "submodule.lib.url") == up_s
+        && host(&ctx.work, "submodule.lib.url") == format!("file://{up_s}")
         && ctx.work.join("wt/.git").is_file()
         && super::protected::host_git_get(
             ctx,
