@@ -379,7 +379,9 @@ fn named_path(line: &str) -> Option<&str> {
     let is_path = |w: &&str| w.contains('/') && w.len() > 1 && !w.contains("://");
     let mut words = line.split_whitespace();
     let first = words.next()?;
-    let later = words.map(|w| w.trim_end_matches([':', ',', ';'])).find(is_path);
+    let later = words
+        .map(|w| w.trim_end_matches([':', ',', ';']))
+        .find(is_path);
     let first_path = Some(first.trim_end_matches([':', ',', ';'])).filter(is_path);
     match (first_path, later) {
         (Some(_), Some(later)) if first.ends_with(':') => Some(later),

@@ -792,8 +792,14 @@ fn run_mutants(
             drop_with_setpriv: base_suite.drop_with_setpriv,
             python: base_suite.python.clone(),
         };
+        let closed_in: Vec<String> = mutant_cols
+            .iter()
+            .filter(|c| fails_closed(&suite, mutant, **c))
+            .map(|c| c.name())
+            .collect();
         let jobs: Vec<Job<'_>> = mutant_cols
             .iter()
+            .filter(|c| !closed_in.contains(&c.name()))
             .flat_map(|&column| {
                 cases
                     .iter()
@@ -802,10 +808,16 @@ fn run_mutants(
             })
             .collect();
         let results = execute(&suite, ids, jobs, opts.jobs);
-        // Caught only when some case turns ESCAPED in every column it runs in.
+        // Caught only when some case turns ESCAPED in every column it runs in, but for a
+        // column whose weakened jail does not start at all (its self-check refuses it: the
+        // layered stage refuses a jail without its own pid namespace, say), where no case
+        // runs.
         let mut caught: Vec<(&str, Outcome)> = Vec::new();
         let mut missed_in: Vec<String> = Vec::new();
         for column in &mutant_cols {
+            if closed_in.contains(&column.name()) {
+                continue;
+            }
             let mut here: Vec<(&str, Outcome)> = results
                 .iter()
                 .filter(|(_, c, o)| c == column && o.verdict == Verdict::Escaped)
@@ -825,15 +837,28 @@ fn run_mutants(
                     "SURVIVED in {}: no case turned ESCAPED",
                     missed_in.join(", ")
                 )
+            } else if caught.is_empty() {
+                format!(
+                    "the self-check refused the weakened jail in {}",
+                    closed_in.join(", ")
+                )
             } else {
                 format!(
-                    "caught by {} case(s): {}",
+                    "caught by {} case(s): {}{}",
                     caught.len(),
                     caught
                         .iter()
                         .map(|(id, _)| *id)
                         .collect::<Vec<_>>()
-                        .join(", ")
+                        .join(", "),
+                    if closed_in.is_empty() {
+                        String::new()
+                    } else {
+                        format!(
+                            "; in {} the self-check refused every command",
+                            closed_in.join(", ")
+                        )
+                    }
                 )
             }
         );
@@ -962,6 +987,47 @@ fn hooks_unreachable(root: &Path, suite: &Suite) -> Result<(), Error> {
 /// time (which would turn that case's verdict into noise: a fixed marker once made every
 /// weakening look caught by `proc/timeout-kills-tree`). One weakened run is started, a second
 /// one is SIGKILLed beside it, and the first must finish on its own.
+/// Whether `mutant`'s weakened jail refuses to start in `column` (root columns only): the
+/// self-check found the weakening and ran nothing, so the jail failed closed.
+fn fails_closed(suite: &Suite, mutant: &str, column: Column) -> bool {
+    if column.who != columns::Who::Root {
+        return false;
+    }
+    let home = suite.base.join(format!(
+        "mutants-closed-{mutant}-{}",
+        column.name().replace('/', "-")
+    ));
+    let work = home.join("proj");
+    if std::fs::create_dir_all(&work).is_err() {
+        return false;
+    }
+    let mut args: Vec<&str> = vec!["run", "--json"];
+    args.extend(column.profile_args());
+    args.extend(column.backend_args());
+    if column.live() {
+        args.push("--live");
+    }
+    args.extend(["--", "/bin/true"]);
+    let out = std::process::Command::new(&suite.cordon_mutants)
+        .args(&args)
+        .env_clear()
+        .env("HOME", &home)
+        .env("PATH", harness::STD_PATH)
+        .env("CORDON_MUTANT", mutant)
+        .current_dir(&work)
+        .stdin(std::process::Stdio::null())
+        .output();
+    let closed = out.is_ok_and(|o| {
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_default();
+        v["status"] == "refused"
+            && v["refusal"]
+                .as_str()
+                .is_some_and(|r| r.contains("self-check"))
+    });
+    let _ = std::fs::remove_dir_all(&home);
+    closed
+}
+
 fn mutant_jails_independent(suite: &Suite) -> Result<(), Error> {
     let base = suite.base.join("mutants-independent");
     let start = |name: &str, script: &str| -> Result<std::process::Child, Error> {
