@@ -117,8 +117,9 @@ pub fn concurrent_start(
         })
         .unwrap_or_default();
     entries.sort();
-    // cordon's private toolchain caches (`tools`) live beside the probe cache, by design.
-    entries.retain(|e| e != "tools");
+    // cordon's private toolchain caches (`tools`) and its runs' copy-on-write layers (`layers`,
+    // with the layer probe's marker) live beside the probe cache, by design.
+    entries.retain(|e| e != "tools" && e != "layers");
     let wanted = format!("probe-{euid}.json");
     if entries != [wanted.clone()] {
         problems.push(format!(

@@ -294,7 +294,7 @@ fn run_library(h: &Harness, p: &Planned, work: &Path, o: &mut Outcome) -> Instan
     };
     let host = RealHost::new(Some(h.home.clone().into_os_string()));
     let plan = match Plan::resolve(policy, &Invocation::at(work), &host) {
-        Ok(plan) => plan,
+        Ok(plan) => live(plan),
         Err(e) => {
             o.latency = started.elapsed();
             o.problems
@@ -442,7 +442,17 @@ pub fn kill_all(list: &[(u32, String)]) {
     }
 }
 
-/// The CLI command for `argv` in `work`, with the load's environment.
+/// `plan` in live mode. The load proves live mode's guarantees under concurrency and kills
+/// (placeholders shared and removed, the workspace restored, nothing left behind); a layered
+/// run keeps a killed run's layer in cordon's state by design, which
+/// `crates/cordon/tests/cli/kill_layer.rs` kills at many instants.
+pub fn live(mut plan: cordon_policy::Plan) -> cordon_policy::Plan {
+    plan.workspace_mode = cordon_policy::WorkspaceMode::Live;
+    plan
+}
+
+/// The CLI command for `argv` in `work`, with the load's environment (live, as [`live`]
+/// says).
 pub fn cli(
     cordon: &Path,
     home: &Path,
@@ -452,6 +462,7 @@ pub fn cli(
 ) -> Command {
     let mut cmd = Command::new(cordon);
     cmd.arg("run")
+        .arg("--live")
         .args(options)
         .arg("--")
         .args(argv)

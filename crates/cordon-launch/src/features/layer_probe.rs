@@ -25,13 +25,24 @@ fn remembered() -> &'static Mutex<HashMap<PathBuf, ()>> {
     CACHE.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
-/// `Ok` when a layer can be made with its upper directory in `base`; else why not.
+/// `Ok` when a layer can be made with its upper directory in `base`; else why not. One probe
+/// at a time in a process: its threads (a harness's concurrent runs, `cordon serve`) would
+/// otherwise share the probe's tree, named by the process, and remove it under each other.
 pub(crate) fn usable(base: &Path, stage: Option<&Path>) -> Result<(), String> {
-    if remembered()
+    let known = || {
+        remembered()
+            .lock()
+            .map(|m| m.contains_key(base))
+            .unwrap_or(false)
+    };
+    if known() {
+        return Ok(());
+    }
+    static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+    let _probing = ONE_AT_A_TIME
         .lock()
-        .map(|m| m.contains_key(base))
-        .unwrap_or(false)
-    {
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if known() {
         return Ok(());
     }
     make_dir(base)?;
