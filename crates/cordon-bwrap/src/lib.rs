@@ -65,17 +65,14 @@
 //! use std::ffi::OsString;
 //!
 //! use cordon_bwrap::{Descriptors, Features, Request, build};
-//! use cordon_policy::{FakeHost, Invocation, Plan, Policy, Profile, WorkspaceMode};
+//! use cordon_policy::{FakeHost, Invocation, Plan, Policy, Profile};
 //!
 //! let host = FakeHost::typical(); // a user `u` with a repository at /home/u/proj
-//! let mut plan = Plan::resolve(
+//! let plan = Plan::resolve(
 //!     &Policy::for_profile(Profile::Shell),
 //!     &Invocation::at("/home/u/proj"),
 //!     &host,
 //! )?;
-//! // `build` alone makes a live jail: the copy-on-write layer (the launcher's default) needs
-//! // cordon's stage to mount it (`build_layered`).
-//! plan.workspace_mode = WorkspaceMode::Live;
 //! // In real use: Features::parse(<bwrap --version>, <bwrap --help>).
 //! let features = Features::parse(
 //!     "bubblewrap 0.8.0",

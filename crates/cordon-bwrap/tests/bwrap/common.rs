@@ -38,12 +38,8 @@ pub fn policy(profile: Profile, posture: Posture) -> Policy {
     b.build()
 }
 
-/// A live run's plan: the list this crate builds alone is live mode's (the copy-on-write layer
-/// is the launcher's, through `build_layered`).
 pub fn plan_at(policy: &Policy, host: &FakeHost, cwd: &str) -> Plan {
-    let mut plan = Plan::resolve(policy, &Invocation::at(cwd), host).unwrap();
-    plan.workspace_mode = cordon_policy::WorkspaceMode::Live;
-    plan
+    Plan::resolve(policy, &Invocation::at(cwd), host).unwrap()
 }
 
 pub fn typical_plan(profile: Profile, posture: Posture) -> Plan {

@@ -126,14 +126,12 @@ fn plan_with_private_home(host: FakeHost, home: cordon_policy::HomeMode) -> cord
         .dir(&format!("{base}/{key}.home"));
     let mut b = PolicyBuilder::new(Profile::Shell);
     b.set_home(home, Source::Caller);
-    let mut plan = cordon_policy::Plan::resolve(
+    cordon_policy::Plan::resolve(
         &b.build(),
         &cordon_policy::Invocation::at("/home/u/proj").with_caches(base),
         &host,
     )
-    .unwrap();
-    plan.workspace_mode = cordon_policy::WorkspaceMode::Live;
-    plan
+    .unwrap()
 }
 
 #[test]

@@ -453,7 +453,13 @@ impl Plan {
         // copy-on-write layer (every granted root in layer mode but the workspace's toolchain
         // cache, cordon's own) takes no pins: renaming a directory of the layer's lower tree
         // fails (`EXDEV`), and a pin, a bind of the host's directory, would write through.
-        let layered = plan.workspace_mode.layered();
+        // A plan whose mode is still `auto` is guarded as live: the launcher resolves the mode
+        // against its backend before it guards, and a harness that builds bubblewrap's list
+        // from the public crates alone (`cordon_bwrap::build`) makes a live jail.
+        let layered = matches!(
+            plan.workspace_mode,
+            crate::WorkspaceMode::Layer | crate::WorkspaceMode::Review
+        );
         let own_cache = plan.caches.as_ref().map(|c| c.root.clone());
         let mut pins: Vec<PathBuf> = Vec::new();
         for prot in &plan.protected {
@@ -522,16 +528,15 @@ mod tests {
     use super::*;
     use crate::{FakeHost, Invocation, Policy, Profile};
 
-    /// A live run's guard (pins are live mode's: a layered root takes none).
+    /// The guard of a default plan (its mode unresolved: guarded as live).
     fn guarded(host: &FakeHost, work: &str) -> GuardedPlan {
-        let mut plan = Plan::resolve(
+        Plan::resolve(
             &Policy::for_profile(Profile::Shell),
             &Invocation::at(work),
             host,
         )
-        .unwrap();
-        plan.workspace_mode = crate::WorkspaceMode::Live;
-        plan.guard(host)
+        .unwrap()
+        .guard(host)
     }
 
     #[test]
@@ -569,6 +574,10 @@ mod tests {
         let w = Path::new("/home/u/proj");
         assert_eq!(g.pins(), [w.join(".git")]);
         assert!(g.writable.contains(&w.join(".git")));
+        // Resolved to a layer (the launcher's, under bubblewrap), the root takes no pins.
+        let mut layered = g.plan().clone();
+        layered.workspace_mode = crate::WorkspaceMode::Layer;
+        assert!(layered.guard(&host).pins().is_empty());
         let protected: Vec<&Path> = g.protected.iter().map(|p| p.path.as_path()).collect();
         for p in [".git/commondir", ".git/hooks", ".git/config"] {
             assert!(

@@ -388,10 +388,9 @@ fn a_root_holding_the_workspace_keeps_the_workspace_protected() {
         assert!(!protected.contains(&PathBuf::from("/home/u/src/lib/.git/config")));
 
         // The guard treats the workspace as a root: its `.git` and the workspace itself are
-        // pinned (in live mode: a layered root takes no pins), its commondir gets a placeholder
-        // (missing auto-run names are looked for after the run: listed, no placeholder).
-        let mut plan = plan;
-        plan.workspace_mode = cordon_policy::WorkspaceMode::Live;
+        // pinned (as in any plan not resolved to a layer: a layered root takes no pins), its
+        // commondir gets a placeholder (missing auto-run names are looked for after the run:
+        // listed, no placeholder).
         let g = plan.guard(&host);
         assert_eq!(
             g.pins(),
