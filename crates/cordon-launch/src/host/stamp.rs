@@ -34,11 +34,17 @@ impl Stamp {
 
     /// Whether the file's change time is at least [`SETTLING`] before `now`.
     pub(crate) fn settled(&self, now: SystemTime) -> bool {
-        let Ok(secs) = u64::try_from(self.ctime.0) else {
-            return false;
-        };
-        let nanos = u32::try_from(self.ctime.1).unwrap_or(0);
-        let changed = SystemTime::UNIX_EPOCH + Duration::new(secs, nanos);
-        now.duration_since(changed).is_ok_and(|age| age >= SETTLING)
+        settled_since(self.ctime, now)
     }
+}
+
+/// Whether the moment `(seconds, nanoseconds)` since the epoch is at least [`SETTLING`] before
+/// `now` (a moment before the epoch or in the future is not).
+pub(crate) fn settled_since((secs, nanos): (i64, i64), now: SystemTime) -> bool {
+    let Ok(secs) = u64::try_from(secs) else {
+        return false;
+    };
+    let nanos = u32::try_from(nanos).unwrap_or(0);
+    let then = SystemTime::UNIX_EPOCH + Duration::new(secs, nanos);
+    now.duration_since(then).is_ok_and(|age| age >= SETTLING)
 }

@@ -12,7 +12,7 @@
 //! and served again only while every one is the one recorded, so any change the walk could have
 //! seen makes the next run walk again, while a new file elsewhere in `/tmp` or the home does
 //! not. As for the heads (`heads.rs`), nothing is recorded while one of those paths changed (or,
-//! for an identity, was made) less than [`SETTLING`] ago, so a change in
+//! for an identity, was made) less than [`SETTLING`](super::stamp::SETTLING) ago, so a change in
 //! the same clock tick as the walk is never hidden behind an unchanged stamp.
 //!
 //! The cache is keyed by the walk's inputs (the home, `PATH`, the writable roots the walk must
@@ -24,13 +24,13 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use rustix::fs::{AtFlags, CWD, Mode, OFlags, StatxFlags};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::stamp::{SETTLING, Stamp};
+use super::stamp::{Stamp, settled_since};
 
 /// Remembered walks kept, the most recently written first.
 pub(crate) const MAX_WALKS: usize = 64;
@@ -108,11 +108,7 @@ struct Identity {
 
 impl Identity {
     fn settled(&self, now: SystemTime) -> bool {
-        let Ok(secs) = u64::try_from(self.born.0) else {
-            return false;
-        };
-        let born = SystemTime::UNIX_EPOCH + Duration::new(secs, self.born.1);
-        now.duration_since(born).is_ok_and(|age| age >= SETTLING)
+        settled_since((self.born.0, i64::from(self.born.1)), now)
     }
 }
 
@@ -351,6 +347,7 @@ mod tests {
 
     use super::*;
     use crate::CachingHost;
+    use crate::host::stamp::SETTLING;
 
     fn ahead() -> SystemTime {
         SystemTime::now() + SETTLING_AND_A_SECOND
