@@ -5,21 +5,21 @@ use std::path::Path;
 
 use crate::cli_run::{Jail, text};
 
+/// The violations of `sh -c SCRIPT` run with `options` (`--backend bwrap --live`, say).
+fn violations(j: &Jail, options: &str, script: &str) -> Vec<serde_json::Value> {
+    let mut args = vec!["run", "--json"];
+    args.extend(options.split_whitespace());
+    args.extend(["--", "sh", "-c", script]);
+    let out = j.run(&args);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    v["violations"].as_array().cloned().unwrap_or_default()
+}
+
 #[test]
 fn denials_name_the_path_and_the_rule_they_met() {
     let j = Jail::new();
     let work = std::fs::canonicalize(&j.work).unwrap();
-    let violations = |backend: &str, script: &str| -> Vec<serde_json::Value> {
-        let mut args = vec!["run", "--json", "--backend"];
-        match backend.strip_suffix(" --live") {
-            Some(b) => args.extend([b, "--live"]),
-            None => args.push(backend),
-        }
-        args.extend(["--", "sh", "-c", script]);
-        let out = j.run(&args);
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        v["violations"].as_array().cloned().unwrap_or_default()
-    };
+    let violations = |options: &str, script: &str| violations(&j, options, script);
     let find = |vs: &[serde_json::Value], path: &std::path::Path| -> String {
         let shown = path.display().to_string();
         vs.iter()
@@ -29,13 +29,13 @@ fn denials_name_the_path_and_the_rule_they_met() {
     };
     let script = "echo x >> .git/config; echo x > /usr/cordon-test-planted; cat ~/.ssh/id_test";
     // Live, the write to git's configuration meets the read-only protected path.
-    let live = violations("bwrap --live", script);
+    let live = violations("--backend bwrap --live", script);
     assert!(
         find(&live, &work.join(".git/config")).starts_with("protected path"),
         "{live:?}"
     );
     // Under the default copy-on-write layer the commit judges it: the key is dropped, named.
-    let vs = violations("bwrap", script);
+    let vs = violations("--backend bwrap", script);
     let rule = find(&vs, &work.join(".git/config"));
     assert!(
         rule.starts_with("rule git-config-key") && rule.contains("core.x"),
@@ -47,7 +47,7 @@ fn denials_name_the_path_and_the_rule_they_met() {
     );
     assert!(!Path::new("/usr/cordon-test-planted").exists());
     // Under the Landlock backend: the workspace root's own limit, with the way out.
-    let vs = violations("landlock", "touch made-at-the-top");
+    let vs = violations("--backend landlock", "touch made-at-the-top");
     let rule = find(&vs, &work.join("made-at-the-top"));
     assert!(rule.contains("--backend bwrap"), "{rule}");
 }
@@ -208,17 +208,7 @@ fn a_proxied_run_reaches_the_listed_destination_only_and_says_so() {
 fn refusals_a_program_reports_generically_name_the_operation_and_the_rule() {
     let j = Jail::new();
     let work = std::fs::canonicalize(&j.work).unwrap();
-    let violations = |backend: &str, script: &str| -> Vec<serde_json::Value> {
-        let mut args = vec!["run", "--json", "--backend"];
-        match backend.strip_suffix(" --live") {
-            Some(b) => args.extend([b, "--live"]),
-            None => args.push(backend),
-        }
-        args.extend(["--", "sh", "-c", script]);
-        let out = j.run(&args);
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        v["violations"].as_array().cloned().unwrap_or_default()
-    };
+    let violations = |options: &str, script: &str| violations(&j, options, script);
     let by_operation = |vs: &[serde_json::Value], op: &str| -> serde_json::Value {
         vs.iter()
             .find(|v| v["operation"] == op)
@@ -228,7 +218,7 @@ fn refusals_a_program_reports_generically_name_the_operation_and_the_rule() {
     // A refused socket (seccomp), as Python reports it: a traceback ending in EPERM.
     let py_socket = "python3 -c 'import socket; socket.socket(socket.AF_PACKET, socket.SOCK_RAW)'";
     // A refused system call, as a program prints it.
-    let vs = violations("bwrap", &format!("{py_socket}; unshare -U true"));
+    let vs = violations("--backend bwrap", &format!("{py_socket}; unshare -U true"));
     let socket = by_operation(&vs, "socket");
     assert_eq!(socket["kind"], "operation-denied", "{socket}");
     assert!(
@@ -245,7 +235,7 @@ fn refusals_a_program_reports_generically_name_the_operation_and_the_rule() {
     );
     // The network beyond the jail's own loopback: the rule says which network the jail has.
     let vs = violations(
-        "bwrap",
+        "--backend bwrap",
         "python3 -c 'import urllib.request as u; u.urlopen(\"http://cordon-test.invalid/\", timeout=5)' 2>&1 | tail -1 >&2",
     );
     let net = vs
@@ -257,7 +247,7 @@ fn refusals_a_program_reports_generically_name_the_operation_and_the_rule() {
         "{net}"
     );
     // Under the Landlock backend the refused inet socket names the backend's rule.
-    let vs = violations("landlock", py_socket);
+    let vs = violations("--backend landlock", py_socket);
     assert!(
         by_operation(&vs, "socket")["rule"]
             .as_str()
@@ -266,7 +256,7 @@ fn refusals_a_program_reports_generically_name_the_operation_and_the_rule() {
     );
     // EROFS and EBUSY on a protected path (live mode's read-only binds): the path and the rule.
     let vs = violations(
-        "bwrap --live",
+        "--backend bwrap --live",
         "mv .git/config .git/moved; echo x > .git/hooks/new",
     );
     for path in [work.join(".git/config"), work.join(".git/hooks/new")] {

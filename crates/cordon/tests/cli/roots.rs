@@ -36,6 +36,19 @@ impl Home {
     }
 
     fn run(&self, cwd: &Path, args: &[&str], env: &[(&str, &Path)]) -> (Output, String) {
+        let (out, v) = self.json(cwd, args, env);
+        let stdout = v["stdout"]["text"].as_str().unwrap_or_default().to_owned();
+        assert!(stdout.contains("END"), "the payload did not finish: {v}");
+        (out, stdout)
+    }
+
+    /// `cordon ARGS` in `cwd` with this home, and its JSON object.
+    fn json(
+        &self,
+        cwd: &Path,
+        args: &[&str],
+        env: &[(&str, &Path)],
+    ) -> (Output, serde_json::Value) {
         let mut c = Command::new(common::cordon());
         c.args(args)
             .current_dir(cwd)
@@ -49,9 +62,7 @@ impl Home {
         let out = c.output().unwrap();
         let v: serde_json::Value = serde_json::from_slice(&out.stdout)
             .unwrap_or_else(|e| panic!("{e}: {} {}", text(&out.stdout), text(&out.stderr)));
-        let stdout = v["stdout"]["text"].as_str().unwrap_or_default().to_owned();
-        assert!(stdout.contains("END"), "the payload did not finish: {v}");
-        (out, stdout)
+        (out, v)
     }
 }
 
@@ -167,17 +178,13 @@ fn missing_cordon_config_cannot_be_created_nor_the_cache_rewritten_inside_writab
         );
         // A root that holds cordon's own state cannot be layered (the commit keeps its journal
         // there): the default refuses it, naming `--live`; live mode's protections are tested.
-        let refused = Command::new(common::cordon())
-            .args(["run", "--json", "--backend", backend, "--write"])
-            .arg(h.join(".cache"))
-            .args(["--", "/bin/sh", "-c", "echo END"])
-            .current_dir(&work)
-            .env_clear()
-            .env("HOME", &h)
-            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
-            .output()
-            .unwrap();
-        let v: serde_json::Value = serde_json::from_slice(&refused.stdout).unwrap();
+        let cache = h.join(".cache");
+        let run = ["run", "--json", "--backend", backend, "--write"];
+        let args: Vec<&str> = run
+            .into_iter()
+            .chain([cache.to_str().unwrap(), "--", "/bin/sh", "-c", "echo END"])
+            .collect();
+        let (_, v) = home.json(&work, &args, &[]);
         if *backend == "bwrap" {
             assert_eq!(v["status"], "refused", "{v}");
             assert!(v["refusal"].as_str().unwrap().contains("--live"), "{v}");
@@ -252,17 +259,13 @@ fn the_global_configuration_cannot_be_rewritten_inside_a_writable_parent() {
         );
         // A root that holds cordon's own state cannot be layered (the commit keeps its journal
         // there): the default refuses it, naming `--live`; live mode's protections are tested.
-        let refused = Command::new(common::cordon())
-            .args(["run", "--json", "--backend", backend, "--write"])
-            .arg(h.join(".cache"))
-            .args(["--", "/bin/sh", "-c", "echo END"])
-            .current_dir(&work)
-            .env_clear()
-            .env("HOME", &h)
-            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
-            .output()
-            .unwrap();
-        let v: serde_json::Value = serde_json::from_slice(&refused.stdout).unwrap();
+        let cache = h.join(".cache");
+        let run = ["run", "--json", "--backend", backend, "--write"];
+        let args: Vec<&str> = run
+            .into_iter()
+            .chain([cache.to_str().unwrap(), "--", "/bin/sh", "-c", "echo END"])
+            .collect();
+        let (_, v) = home.json(&work, &args, &[]);
         if *backend == "bwrap" {
             assert_eq!(v["status"], "refused", "{v}");
             assert!(v["refusal"].as_str().unwrap().contains("--live"), "{v}");
