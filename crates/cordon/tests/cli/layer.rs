@@ -360,3 +360,52 @@ fn a_layered_jail_edits_git_config_and_the_commit_judges_it_and_new_repositories
         "the refused hook and key are not reported: {r}"
     );
 }
+
+/// One library `Launcher` running layered jails on several threads at once, before any layer
+/// probe was made: every run is layered, exits 0 and commits. (The probe's tree is named by the
+/// process, and concurrent probes once removed it under each other: "this kernel refused an
+/// overlay … No such file or directory", found by the load suite.)
+#[test]
+fn concurrent_layered_runs_of_one_launcher_all_start() {
+    use cordon_launch::{BackendChoice, Forward, Launcher, RunRequest, RunStatus};
+    use cordon_policy::{Invocation, Plan, Policy, Profile, RealHost};
+    crate::common::require_bwrap();
+    let dir = crate::common::visible_dir("cordon-probes-");
+    let home = std::fs::canonicalize(dir.path()).unwrap();
+    let launcher = Launcher::linux_with(
+        Launcher::default_config(crate::common::cordon(), Some(home.clone().into()), None),
+        BackendChoice::Bwrap,
+    );
+    let host = RealHost::new(Some(home.clone().into()));
+    const THREADS: usize = 6;
+    let start = std::sync::Barrier::new(THREADS);
+    std::thread::scope(|s| {
+        for i in 0..THREADS {
+            let (launcher, host, start, home) = (&launcher, &host, &start, &home);
+            s.spawn(move || {
+                let work = home.join(format!("w{i}"));
+                std::fs::create_dir_all(&work).unwrap();
+                let plan = Plan::resolve(
+                    &Policy::for_profile(Profile::Shell),
+                    &Invocation::at(&work),
+                    host,
+                )
+                .unwrap();
+                let argv = ["/bin/sh".into(), "-c".into(), "echo made > made".into()];
+                start.wait();
+                let result = launcher
+                    .run(&RunRequest {
+                        plan: &plan,
+                        argv: &argv,
+                        host_env: &[],
+                        forward: Forward::No,
+                        inherit_stdin: false,
+                    })
+                    .unwrap();
+                assert_eq!(result.status, RunStatus::Exited, "run {i}: {result:?}");
+                assert_eq!(result.workspace, Some("layer"), "run {i}: {result:?}");
+                assert!(work.join("made").is_file(), "run {i}: {result:?}");
+            });
+        }
+    });
+}
