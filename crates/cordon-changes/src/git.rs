@@ -63,7 +63,10 @@ pub(crate) fn is_git_dir(view: &View<'_>, dir: &Path, loose: bool) -> bool {
 /// The deepest git directory strictly above `path`, if any.
 pub(crate) fn git_dir_of(view: &View<'_>, path: &Path) -> Option<InGitDir> {
     let parts = names(path);
-    let mut found: Option<(usize, bool)> = None;
+    // The root itself may be a git directory: a linked worktree's administrative directory
+    // granted on its own (the `git-worktree` profile), a bare repository given as the root.
+    let mut found: Option<(usize, bool)> =
+        is_git_dir(view, Path::new(""), false).then_some((0, false));
     for end in 1..parts.len() {
         let dir: PathBuf = parts[..end].iter().collect();
         let under = found.map(|(start, _)| &parts[start..end]);
@@ -150,7 +153,9 @@ fn judge_pointer(
 ) -> Option<Verdict> {
     let shown = change.path.display();
     match pointer_target(view, change, rules, kind) {
-        Ok(Landing::Inside(rel)) => over_host_dir(view, change, &rel, kind),
+        Ok(Landing::Inside(rel)) => {
+            over_host_dir(view, change, &rel, kind).or_else(|| redirected(view, change))
+        }
         Ok(Landing::Outside(to)) => Some(Verdict::Refuse(Finding::new(
             "git-pointer-outside-root",
             "git",
@@ -164,6 +169,39 @@ fn judge_pointer(
             "git",
             format!("{shown} cannot be judged as a pointer to a git directory: {why}"),
         ))),
+    }
+}
+
+/// A pointer of an existing repository moved (held), or a `commondir` added to a git directory
+/// the host already had (refused: git writes one only into a worktree's administrative
+/// directory it is making). Either makes host git take the repository's configuration, hooks,
+/// refs and objects from elsewhere; a rewritten `.git` file or `gitdir` is also what `git
+/// submodule absorbgitdirs` and `git worktree move` leave, so the user may apply it.
+fn redirected(view: &View<'_>, change: &Change) -> Option<Verdict> {
+    let shown = change.path.display();
+    let dir = change.path.parent().unwrap_or(Path::new(""));
+    match change.kind {
+        ChangeKind::Modified => Some(Verdict::Hold(Finding::new(
+            "git-redirected",
+            "git",
+            format!(
+                "{shown} changed: host git would take an existing repository's configuration, hooks and history from where it now points"
+            ),
+        ))),
+        ChangeKind::Added
+            if change.path.file_name().is_some_and(|n| n == "commondir")
+                && view.contents.old_node(&dir.join("HEAD")).is_some() =>
+        {
+            Some(Verdict::Refuse(Finding::new(
+                "git-redirected",
+                "git",
+                format!(
+                    "{shown} is new in the host's git directory {}: host git would take its configuration and hooks from where it points (git writes a commondir only into a worktree it is making)",
+                    dir.display()
+                ),
+            )))
+        }
+        _ => None,
     }
 }
 

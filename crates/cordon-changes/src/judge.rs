@@ -22,7 +22,7 @@ pub(crate) fn judge_one(view: &View<'_>, change: &Change, rules: &Rules) -> Verd
         ));
     }
     if change.kind == ChangeKind::Deleted {
-        return judge_deletion(view, change);
+        return judge_deletion(view, change, rules);
     }
     if let Node::Special(kind) = change.node {
         return Verdict::Refuse(Finding::new(
@@ -62,7 +62,10 @@ pub(crate) fn judge_one(view: &View<'_>, change: &Change, rules: &Rules) -> Verd
 
 /// A deletion is applied, but inside a git directory (or of a `.git` itself), where it is
 /// held: a deleted repository, branch or object must stay recoverable until the user says so.
-fn judge_deletion(view: &View<'_>, change: &Change) -> Verdict {
+/// So is a deletion at an auto-run name or of project configuration: removing the user's
+/// `.pre-commit-config.yaml` turns their checks off, removing an `.npmrc` that says
+/// `ignore-scripts=true` makes their next `npm install` run every package's scripts.
+fn judge_deletion(view: &View<'_>, change: &Change, rules: &Rules) -> Verdict {
     let dot_git = change.path.file_name().is_some_and(|n| n == ".git");
     if dot_git || git::git_dir_of(view, &change.path).is_some() {
         return Verdict::Hold(Finding::new(
@@ -74,10 +77,12 @@ fn judge_deletion(view: &View<'_>, change: &Change) -> Verdict {
             ),
         ));
     }
-    Verdict::Apply
+    registry(change, rules)
+        .or_else(|| project_config(view, change, rules))
+        .unwrap_or(Verdict::Apply)
 }
 
-/// An auto-run name of the registry, at any depth: new is refused, changed is held.
+/// An auto-run name of the registry, at any depth: new is refused, changed or deleted held.
 fn registry(change: &Change, rules: &Rules) -> Option<Verdict> {
     let parts = names(&change.path);
     let (i, entry) = parts
@@ -96,6 +101,11 @@ fn registry(change: &Change, rules: &Rules) -> Option<Verdict> {
             "auto-run-new",
             entry.program,
             format!("{shown}{where_} is new: {}", entry.why),
+        )),
+        ChangeKind::Deleted => Verdict::Hold(Finding::new(
+            "auto-run-deleted",
+            entry.program,
+            format!("{shown}{where_} deleted: the user's own; {}", entry.why),
         )),
         _ => Verdict::Hold(Finding::new(
             "auto-run-modified",
@@ -155,10 +165,10 @@ fn project_config(view: &View<'_>, change: &Change, rules: &Rules) -> Option<Ver
             ),
         ),
     };
-    let verb = if change.kind == ChangeKind::Added {
-        "is new"
-    } else {
-        "changed"
+    let verb = match change.kind {
+        ChangeKind::Added => "is new",
+        ChangeKind::Deleted => "deleted",
+        _ => "changed",
     };
     Some(Verdict::Hold(Finding::new(
         "project-config",

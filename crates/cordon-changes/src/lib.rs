@@ -16,7 +16,10 @@
 //!    socket or device is refused (`special-file`).
 //! 2. **Deletions** are applied, except inside a git directory or of a `.git` itself, which
 //!    are held (`git-deletion`): a careful user expects a deleted repository, branch or object
-//!    to be recoverable, so the host keeps it until the user applies the deletion.
+//!    to be recoverable, so the host keeps it until the user applies the deletion. A deletion
+//!    at an auto-run name (`auto-run-deleted`) or of project configuration not known to be
+//!    inert (`project-config`) is held too: removing a `.pre-commit-config.yaml` turns checks
+//!    off, removing an `.npmrc` with `ignore-scripts=true` runs the next install's scripts.
 //! 3. **Git directories**, found by shape before and after the command: a `.git` directory, a
 //!    directory a `.git` file or link of the change set names, `HEAD` with `objects` and
 //!    `refs` (a bare repository, a module) or with `commondir` (a linked worktree's), and
@@ -28,15 +31,18 @@
 //!    configuration that is a link, unreadable, over [`Rules::max_config_bytes`], not UTF-8
 //!    or unparsable is refused); `commondir` and a worktree's `gitdir`, like a `.git` file or
 //!    link anywhere, refused when they point out of the root (`git-pointer-outside-root`) or
-//!    cannot be read (`git-pointer-unreadable`). Host `config` or `hooks` the change set does
+//!    cannot be read (`git-pointer-unreadable`); an existing pointer changed is held and a
+//!    `commondir` added to a git directory the host had is refused (`git-redirected`: host
+//!    git would take an existing repository's configuration and hooks from elsewhere). The
+//!    root itself may be a git directory (a worktree's administrative directory granted alone). Host `config` or `hooks` the change set does
 //!    not hold (a fixture repository kept as data) must not become live: a new `HEAD` or
 //!    `commondir` that makes their directory a git directory, or a pointer at it from outside
 //!    a `.git` directory and its own repository, is refused (`git-dir-over-host-config`).
 //! 4. **The auto-run registry** (`cordon_policy::AutoRun`), its names and patterns matched on
 //!    every component at any depth (editors open subfolders, direnv and agents walk up from
 //!    where they start, git reads `.gitattributes` everywhere): new is refused
-//!    (`auto-run-new`), changed is held (`auto-run-modified`), the program named from the
-//!    registry. A link at such a name is judged as the name.
+//!    (`auto-run-new`), changed is held (`auto-run-modified`), deleted is held (rule 2), the
+//!    program named from the registry. A link at such a name is judged as the name.
 //! 5. **Project configuration, by allowlist** (`docs/project-config.md`): a dot-entry or
 //!    toolchain file at the root's top, a name tools look for wherever they run
 //!    ([`rules::ANY_DEPTH`]: `.cargo`, `.npmrc`, `rust-toolchain.toml`, …) at any depth, and a

@@ -13,6 +13,7 @@ pub const RULE_IDS: &[&str] = &[
     // The auto-run registry.
     "auto-run-new",
     "auto-run-modified",
+    "auto-run-deleted",
     // Git directories.
     "git-hook",
     "git-config-key",
@@ -22,6 +23,7 @@ pub const RULE_IDS: &[&str] = &[
     "git-config-symlink",
     "git-pointer-outside-root",
     "git-pointer-unreadable",
+    "git-redirected",
     "git-deletion",
     "git-dir-over-host-config",
     // Project configuration.

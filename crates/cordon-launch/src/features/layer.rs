@@ -111,6 +111,15 @@ fn refusal(run: &Run<'_>) -> Result<(), String> {
     super::layer_probe::usable(base, run.backend.stage_binary())
 }
 
+/// The roots a run puts under the layer (none when it runs live), for the guard to leave them
+/// to the commit.
+pub(crate) fn roots(run: &Run<'_>) -> Vec<PathBuf> {
+    if !run.plan.workspace_mode.layered() || !run.backend.layers() {
+        return Vec::new();
+    }
+    layered_roots(run).cloned().collect()
+}
+
 /// The roots a layer covers: the run's writable roots but cordon's own (the workspace's
 /// private toolchain cache and anything else below cordon's cache directory, the parent of
 /// the layers' own: cordon's state, not the user's tree).
@@ -146,9 +155,6 @@ impl Feature for Layer {
         let name = format!("{}-{}", std::process::id(), crate::host::token::nonce());
         let run_dir = state.join(format!("{}{name}", layer_abandoned::RUN_PREFIX));
         let layers = Layer::paths(run, &run_dir);
-        // The commit judges the roots' existing git configurations: no read-only bind there.
-        let roots: Vec<PathBuf> = layers.iter().map(|(root, _)| root.clone()).collect();
-        host.guarded = host.guarded.configs_left_to_commit(&roots);
         if run.dry {
             // Shown in the list as the layer's bind, not made.
             host.layers = layers;

@@ -58,13 +58,19 @@ fn read_bounded(path: &Path) -> Option<Vec<u8>> {
 }
 
 impl Sweep {
-    /// The sweep for a jail built from `plan`.
-    pub(crate) fn of(plan: &GuardedPlan) -> Sweep {
+    /// The sweep for a jail built from `plan`, whose roots `layered` are under the
+    /// copy-on-write layer and are not swept: the commit refused every new auto-run name at any
+    /// depth there (`cordon-changes`, a superset of what the sweep looks for), judged every
+    /// change of a file the sweep would put back, and a file that appeared at such a name during
+    /// the run is the host's own (an editor's, the user's), not the command's.
+    pub(crate) fn of(plan: &GuardedPlan, layered: &[PathBuf]) -> Sweep {
+        let live = |p: &Path| !layered.iter().any(|l| p.starts_with(l));
         let mut roots: Vec<PathBuf> = plan
             .writable
             .iter()
             .filter(|w| !plan.pins().contains(w))
             .chain(plan.inner_roots.iter())
+            .filter(|r| live(r))
             .cloned()
             .collect();
         roots.sort();
@@ -76,6 +82,7 @@ impl Sweep {
             .filter(|s| s.reason == SkipReason::ProtectedMissing)
             // A placeholder made for the run is protected, not missing.
             .filter(|s| !known.contains(&s.path))
+            .filter(|s| live(&s.path))
             .filter(|s| {
                 let top_name = s
                     .path
@@ -93,6 +100,7 @@ impl Sweep {
         let restored = plan
             .restored
             .iter()
+            .filter(|p| live(&p.path))
             .filter_map(|p| read_bounded(&p.path).map(|c| (p.path.clone(), c)))
             .collect();
         Sweep {
@@ -303,7 +311,7 @@ mod tests {
         )
         .unwrap()
         .guard(&host);
-        let sweep = Sweep::of(&plan);
+        let sweep = Sweep::of(&plan, &[]);
         assert!(sweep.calls() < 16, "{sweep:?}");
         // What a command would create during the run.
         std::fs::create_dir(work.join(".claude")).unwrap();
@@ -345,5 +353,41 @@ mod tests {
         // The existing `.vscode` (bound read-only in a jail) and ordinary files are left alone.
         assert!(work.join(".vscode/tasks.json").exists() && work.join("notes.txt").exists());
         assert!(sweep.run().is_empty(), "a second sweep finds nothing");
+    }
+
+    #[test]
+    fn a_root_under_the_layer_is_not_swept_and_nothing_is_put_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let top = std::fs::canonicalize(dir.path()).unwrap();
+        let work = top.join("w");
+        let sub = work.join(".git/modules/lib");
+        std::fs::create_dir_all(sub.join("hooks")).unwrap();
+        std::fs::write(work.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::fs::write(sub.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::fs::write(sub.join("config"), "[core]\n").unwrap();
+        std::fs::create_dir(top.join("home")).unwrap();
+        let host = RealHost::new(Some(top.join("home").into_os_string()));
+        let plan = Plan::resolve(
+            &Policy::for_profile(Profile::Shell),
+            &Invocation::at(&work),
+            &host,
+        )
+        .unwrap()
+        .guard_beside_layer(&host, std::slice::from_ref(&work));
+        assert!(
+            Sweep::of(&plan, &[]).calls() > 0,
+            "live, the same plan is swept"
+        );
+        let sweep = Sweep::of(&plan, std::slice::from_ref(&work));
+        assert_eq!(sweep.calls(), 0, "{sweep:?}");
+        // The user's own edits during the run (what the commit applied looks the same).
+        std::fs::write(work.join(".envrc"), "use nix\n").unwrap();
+        std::fs::write(sub.join("config"), "[core]\n\tbare = false\n").unwrap();
+        assert!(sweep.run().is_empty());
+        assert!(work.join(".envrc").exists());
+        assert_eq!(
+            std::fs::read_to_string(sub.join("config")).unwrap(),
+            "[core]\n\tbare = false\n"
+        );
     }
 }

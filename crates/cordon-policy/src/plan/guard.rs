@@ -148,31 +148,6 @@ impl GuardedPlan {
         Some(copy)
     }
 
-    /// A copy in which the git configurations that exist on the host (`config` and
-    /// `config.worktree` below a `.git` directory) inside `roots` are no longer protected:
-    /// under a copy-on-write layer over those roots the commit judges every change of them
-    /// (`cordon-changes`: command-running keys dropped, the mode rule applied), and a read-only
-    /// bind would only make git's lock-and-rename fail (`EBUSY`: `git config`, `git remote
-    /// add`). Placeholders (configurations made for the run, missing on the host) stay.
-    pub fn configs_left_to_commit(&self, roots: &[PathBuf]) -> GuardedPlan {
-        let mut copy = self.clone();
-        let placeholders: Vec<&Path> = self.placeholders.iter().map(|p| p.path.as_path()).collect();
-        copy.plan.protected.retain(|p| {
-            let config = p.kind == EntryKind::File
-                && matches!(
-                    p.path.file_name().and_then(|n| n.to_str()),
-                    Some("config" | "config.worktree")
-                )
-                && p.path
-                    .parent()
-                    .is_some_and(|d| d.components().any(|c| c.as_os_str() == ".git"));
-            !(config
-                && !placeholders.contains(&p.path.as_path())
-                && roots.iter().any(|r| p.path.starts_with(r)))
-        });
-        copy
-    }
-
     /// The placeholders to make or join before the jail starts, sorted by path.
     pub fn placeholders(&self) -> &[Placeholder] {
         &self.placeholders
@@ -247,6 +222,11 @@ fn add(placeholders: &mut Vec<Placeholder>, path: &Path, kind: PlaceholderKind, 
     }
 }
 
+/// Whether a protected path is cordon's own configuration or state directory.
+fn is_own_state(path: &Path) -> bool {
+    path.file_name().is_some_and(|n| n == OWN_STATE_NAME)
+}
+
 fn root_of<'a>(plan: &'a Plan, p: &Path) -> Option<&'a PathBuf> {
     plan.writable.iter().find(|r| is_within(p, r))
 }
@@ -316,8 +296,43 @@ impl Plan {
     /// `commondir`, every directory between a writable root and a protected path pinned. Reads
     /// the host only through `host`; writes nothing.
     pub fn guard(&self, host: &dyn HostFacts) -> GuardedPlan {
+        self.guard_beside_layer(host, &self.roots_under_a_layer())
+    }
+
+    /// The roots a plan resolved to the copy-on-write layer puts under it, as far as the plan
+    /// knows: every writable root but the workspace's toolchain cache (cordon's own). A plan
+    /// whose mode is still `auto` has none: the launcher resolves the mode against its backend
+    /// before it guards (and names the roots it layers itself, [`Plan::guard_beside_layer`]),
+    /// and a harness that builds bubblewrap's list from the public crates alone
+    /// (`cordon_bwrap::build`) makes a live jail.
+    pub fn roots_under_a_layer(&self) -> Vec<PathBuf> {
+        if !matches!(
+            self.workspace_mode,
+            crate::WorkspaceMode::Layer | crate::WorkspaceMode::Review
+        ) {
+            return Vec::new();
+        }
+        let own_cache = self.caches.as_ref().map(|c| &c.root);
+        self.writable
+            .iter()
+            .filter(|r| Some(*r) != own_cache)
+            .cloned()
+            .collect()
+    }
+
+    /// [`Plan::guard`] with `layered` the roots under a copy-on-write layer. Those roots get no
+    /// guard of git's or the registry's: nothing the command writes there reaches the host
+    /// before the commit judges it (`cordon-changes`), a read-only bind would only make the
+    /// tools' own lock-and-rename fail (`EBUSY`), a placeholder would be a write to the host's
+    /// tree while the jail lives, and a pin would write through. Cordon's own state inside
+    /// such a root (`~/.config/cordon` below a granted home) keeps its guard: the commit judges
+    /// a root's changes by their place in the root, and no rule of it knows cordon's state.
+    pub fn guard_beside_layer(&self, host: &dyn HostFacts, layered: &[PathBuf]) -> GuardedPlan {
         let is = |p: &Path, kind: EntryKind| host.kind(p) == Some(kind);
+        let under_layer = |p: &Path| layered.iter().any(|l| is_within(p, l));
         let mut plan = self.clone();
+        plan.protected
+            .retain(|p| !under_layer(&p.path) || is_own_state(&p.path));
         // The same guard whatever the order of the plan's lists (and however a path is
         // spelled: `/a//b` and `/a/b` compare equal), so the root a protected path is counted
         // in is always the same one.
@@ -346,8 +361,8 @@ impl Plan {
                 .iter()
                 .any(|r| r != root && is_within(root, r))
                 && !plan.inner_roots.contains(root);
-            if pin {
-                // Nothing of its own to guard.
+            if pin || under_layer(root) {
+                // Nothing of its own to guard (a pin), or the commit judges it (a layer).
             } else if is(&dot_git, EntryKind::Dir)
                 && host.list_dir(&dot_git).is_some_and(|n| n.is_empty())
                 && gitdirs::enclosing(host, root).is_some()
@@ -418,7 +433,7 @@ impl Plan {
                 continue;
             }
             let p = &skipped.path;
-            if skipped.reason != SkipReason::ProtectedMissing {
+            if skipped.reason != SkipReason::ProtectedMissing || under_layer(p) {
                 continue;
             }
             // The name first: the host is asked only about git's redirections.
@@ -456,14 +471,9 @@ impl Plan {
         // A plan whose mode is still `auto` is guarded as live: the launcher resolves the mode
         // against its backend before it guards, and a harness that builds bubblewrap's list
         // from the public crates alone (`cordon_bwrap::build`) makes a live jail.
-        let layered = matches!(
-            plan.workspace_mode,
-            crate::WorkspaceMode::Layer | crate::WorkspaceMode::Review
-        );
-        let own_cache = plan.caches.as_ref().map(|c| c.root.clone());
         let mut pins: Vec<PathBuf> = Vec::new();
         for prot in &plan.protected {
-            if layered && own_cache.as_ref() != Some(&prot.root) {
+            if under_layer(&prot.path) {
                 continue;
             }
             let Ok(rel) = prot.path.strip_prefix(&prot.root) else {
@@ -505,7 +515,18 @@ impl Plan {
         host: &dyn HostFacts,
         provide: &mut dyn FnMut(&Placeholder) -> bool,
     ) -> GuardedPlan {
-        let mut guarded = self.guard(host);
+        self.guard_beside_layer_with(host, &self.roots_under_a_layer(), provide)
+    }
+
+    /// [`Plan::guard_with`] with `layered` the roots under a copy-on-write layer
+    /// ([`Plan::guard_beside_layer`]).
+    pub fn guard_beside_layer_with(
+        &self,
+        host: &dyn HostFacts,
+        layered: &[PathBuf],
+        provide: &mut dyn FnMut(&Placeholder) -> bool,
+    ) -> GuardedPlan {
+        let mut guarded = self.guard_beside_layer(host, layered);
         let mut left_out = Vec::new();
         for p in &guarded.placeholders {
             if !provide(p) && p.created_for_the_run {
@@ -537,34 +558,6 @@ mod tests {
         )
         .unwrap()
         .guard(host)
-    }
-
-    #[test]
-    fn a_layer_leaves_existing_git_configurations_to_the_commit_and_keeps_the_rest() {
-        let host = FakeHost::typical()
-            .file("/home/u/proj/.git/config.worktree", "")
-            .dir("/home/u/proj/.git/modules/m")
-            .file("/home/u/proj/.git/modules/m/config", "");
-        let g = guarded(&host, "/home/u/proj");
-        let w = Path::new("/home/u/proj");
-        let has = |g: &GuardedPlan, p: &str| g.protected.iter().any(|x| x.path == w.join(p));
-        assert!(has(&g, ".git/config"));
-        let left = g.configs_left_to_commit(&[w.to_path_buf()]);
-        assert!(!has(&left, ".git/config"));
-        for kept in [".git/hooks", ".git/commondir"] {
-            assert!(has(&left, kept), "{kept}");
-        }
-        // Every protected configuration of the root is left; nothing else is.
-        assert!(left.protected.iter().all(|p| !is_git_config_name(&p.path)));
-        assert!(g.protected.len() > left.protected.len());
-        // Roots not layered keep theirs.
-        let other = g.configs_left_to_commit(&[PathBuf::from("/elsewhere")]);
-        assert_eq!(other.protected, g.protected);
-    }
-
-    fn is_git_config_name(p: &Path) -> bool {
-        p.file_name()
-            .is_some_and(|n| n == "config" || n == "config.worktree")
     }
 
     #[test]

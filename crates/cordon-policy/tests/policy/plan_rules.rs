@@ -4,8 +4,9 @@
 use std::path::{Path, PathBuf};
 
 use cordon_policy::{
-    ConfigLayer, EntryKind, FakeHost, Invocation, LayerKind, Overrides, PathSpec, Plan, Policy,
-    PolicyBuilder, PolicyError, Posture, Profile, SkipReason, Source, effective_policy,
+    ConfigLayer, EntryKind, FakeHost, GuardedPlan, Invocation, LayerKind, Overrides, PathSpec,
+    Plan, Policy, PolicyBuilder, PolicyError, Posture, Profile, SkipReason, Source,
+    effective_policy,
 };
 
 use super::shell;
@@ -528,4 +529,74 @@ fn missing_cordon_directories_inside_a_writable_root_get_placeholders() {
         matches!(err, PolicyError::RelativeInvocationPath { .. }),
         "{err}"
     );
+}
+
+/// Roots under the copy-on-write layer: left to the commit, but cordon's own state.
+#[test]
+fn a_root_under_the_layer_is_left_to_the_commit_but_cordon_s_own_state() {
+    // A repository with auto-run files, a second root inside an enclosing repository, and
+    // cordon's configuration directory (missing) inside the workspace.
+    let host = FakeHost::typical()
+        .file("/home/u/proj/.git/config.worktree", "")
+        .file("/home/u/proj/.envrc", "")
+        .dir("/home/u/proj/.git/modules/m")
+        .file("/home/u/proj/.git/modules/m/config", "")
+        .dir("/home/u/mono/.git")
+        .file("/home/u/mono/.git/HEAD", "x\n")
+        .dir("/home/u/mono/pkg");
+    let w = Path::new("/home/u/proj");
+    let mut b = PolicyBuilder::new(Profile::Shell);
+    b.add_writable(
+        PathSpec::parse("/home/u/mono/pkg").unwrap(),
+        false,
+        Source::Caller,
+    );
+    let plan = Plan::resolve(
+        &b.build(),
+        &Invocation::at("/home/u/proj").with_own_state([PathBuf::from("/home/u/proj/.cfg/cordon")]),
+        &host,
+    )
+    .unwrap();
+    let live = plan.guard(&host);
+    let has = |g: &GuardedPlan, p: &Path| g.protected.iter().any(|x| x.path == p);
+    for p in [".git/config", ".git/hooks", ".git/commondir", ".envrc"] {
+        assert!(has(&live, &w.join(p)), "{p}");
+    }
+    assert!(!live.placeholders().is_empty());
+    // Every root under the layer: no git, registry or placeholder guard, no pins; only
+    // cordon's own state keeps its guard.
+    let layered: Vec<PathBuf> = plan.writable.clone();
+    let g = plan.guard_beside_layer(&host, &layered);
+    assert!(g.pins().is_empty(), "{:?}", g.pins());
+    assert_eq!(g.protected.len(), 1, "{:?}", g.protected);
+    let own = Path::new("/home/u/proj/.cfg");
+    assert_eq!(
+        g.placeholders()
+            .iter()
+            .map(|p| p.path.as_path())
+            .collect::<Vec<_>>(),
+        [own],
+    );
+    assert!(has(&g, own));
+    // A root not under the layer keeps its guard.
+    let part = plan.guard_beside_layer(&host, &[PathBuf::from("/home/u/mono/pkg")]);
+    for p in [".git/config", ".git/hooks", ".envrc"] {
+        assert!(has(&part, &w.join(p)), "{p}");
+    }
+    assert!(
+        !part
+            .placeholders()
+            .iter()
+            .any(|p| p.path == Path::new("/home/u/mono/pkg/.git"))
+    );
+    assert!(
+        live.placeholders()
+            .iter()
+            .any(|p| p.path == Path::new("/home/u/mono/pkg/.git"))
+    );
+    // The plan's own resolution to a layer says the same for its roots.
+    let mut resolved = plan.clone();
+    resolved.workspace_mode = cordon_policy::WorkspaceMode::Layer;
+    assert_eq!(resolved.roots_under_a_layer(), plan.writable);
+    assert!(plan.roots_under_a_layer().is_empty());
 }

@@ -89,7 +89,9 @@ fn cannot_write_outside_or_to_protected_paths() {
         "echo x > {o}; echo x > .git/hooks/pre-commit; echo x >> .git/config; echo x > /tmp/t && echo tmp-ok",
         o = outside.display()
     );
-    let out = j.run(&["run", "--json", "--", "/bin/sh", "-c", &script]);
+    // Live mode's read-only protected paths (a layered run leaves them to the commit:
+    // `layer.rs`).
+    let out = j.run(&["run", "--live", "--json", "--", "/bin/sh", "-c", &script]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(!outside.exists(), "wrote outside the workspace");
     assert!(
@@ -305,7 +307,15 @@ fn bad_input_exits_125_and_runs_nothing() {
 #[test]
 fn explain_prints_one_argument_per_line_and_hides_explicit_values() {
     let j = Jail::new();
-    let out = j.run(&["explain", "--env", "API=supersecret", "--", "/bin/true"]);
+    // Live, so that the run makes a placeholder (a layered root gets none).
+    let out = j.run(&[
+        "explain",
+        "--live",
+        "--env",
+        "API=supersecret",
+        "--",
+        "/bin/true",
+    ]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let all: Vec<String> = text(&out.stdout).lines().map(str::to_owned).collect();
     // First what a run makes before the jail starts (made by explain: nothing), then the list.

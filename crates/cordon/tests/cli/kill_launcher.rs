@@ -223,11 +223,40 @@ fn a_killed_launcher_leaves_no_process_of_its_jail_alive() {
     );
 }
 
+/// The default (layered) run makes nothing in the workspace while its jail lives: no
+/// placeholder, no `.git/commondir` (the live run of the next test makes one), and the host's
+/// tree is as before when its launcher is killed.
+#[test]
+fn a_layered_run_makes_nothing_in_the_workspace_while_it_runs() {
+    let s = Setup::new();
+    let before = listing(&s.work);
+    let child = s.start(
+        &["--layer"],
+        &format!(
+            "echo planted > .envrc; echo ready; sleep 60.0{}; :",
+            s.marker
+        ),
+    );
+    let during = listing(&s.work);
+    let killed = kill(child);
+    assert_eq!(
+        during, before,
+        "the layered run changed the host's tree while it ran"
+    );
+    let workspace = format!("{}/", s.work.display());
+    assert!(within(killed, GRACE, || processes_with(&workspace).is_empty()));
+    assert_eq!(listing(&s.work), before);
+}
+
 #[test]
 fn a_killed_launcher_leaves_the_workspace_as_it_was() {
     let s = Setup::new();
     let before = listing(&s.work);
-    let child = s.start_payload();
+    // Live: a layered root gets no placeholders (`kill_layer.rs` kills layered runs).
+    let child = s.start(
+        &["--live"],
+        &format!("echo ready; sleep 60.0{}; :", s.marker),
+    );
     let launcher = child.id();
     let during = listing(&s.work);
     assert!(

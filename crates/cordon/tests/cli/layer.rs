@@ -330,16 +330,29 @@ fn a_layered_jail_edits_git_config_and_the_commit_judges_it_and_new_repositories
         r["violations"].to_string().contains("core.fsmonitor"),
         "the dropped key is not reported: {r}"
     );
-    let out = j.run(&[
-        "run",
-        "--layer",
-        "--",
-        "/bin/sh",
-        "-c",
-        "printf '#!/bin/sh\\n' > .git/hooks/pre-commit",
-    ]);
-    assert_ne!(out.status.code(), Some(0), "a hook was written in the jail");
-    assert!(!j.work.join(".git/hooks/pre-commit").exists());
+    // The existing repository's hooks are not bound read-only in a layered jail: the hook is
+    // written in the layer (the jail's own git may run it) and refused by the commit.
+    let r = json(
+        &j,
+        &[
+            "run",
+            "--layer",
+            "--json",
+            "--",
+            "/bin/sh",
+            "-c",
+            "printf '#!/bin/sh\\n' > .git/hooks/pre-commit && test -s .git/hooks/pre-commit",
+        ],
+    );
+    assert_eq!(
+        r["exit_code"], 0,
+        "the hook could not be written in the layer: {r}"
+    );
+    assert!(!j.work.join(".git/hooks/pre-commit").exists(), "{r}");
+    assert!(
+        r["violations"].to_string().contains("git-hook"),
+        "the refused hook is not reported: {r}"
+    );
     let script = "git init -q sub && git -C sub config user.name jailed \
                   && git -C sub config core.hooksPath /tmp/hooks-test \
                   && printf '#!/bin/sh\\ntouch /tmp/never\\n' > sub/.git/hooks/pre-commit \
