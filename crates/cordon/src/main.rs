@@ -11,6 +11,7 @@ mod error;
 mod exit;
 mod mcp;
 mod policy_show;
+mod requests;
 mod review;
 mod run;
 mod serve;

@@ -7,10 +7,14 @@
 //!
 //! The protocol is one line per request and one per answer, in order:
 //!
-//! - **request**: a JSON array of strings, the program and its arguments (`["git", "status"]`);
+//! - **request**: a JSON array of strings, the program and its arguments (`["git", "status"]`),
+//!   or an object: a command with a workspace mode of its own (`{"run": [...], "workspace":
+//!   "review"}`), or a question about the changes the workspace's runs keep (`changes`, `diff`,
+//!   `apply`, `drop`: `requests.rs`);
 //! - **answer**: the object `cordon run --json` prints for that command (the floor's refusal
-//!   included), or `{"error": "...", "exit_code": 125}` for a line that is not such an array or a
-//!   command the launcher could not take. Nothing else is written to stdout.
+//!   included), what `cordon changes`, `diff`, `apply` or `drop` print with `--json` for a
+//!   question, or `{"error": "...", "exit_code": 125}` for a line that is none of these or a
+//!   request that could not be done. Nothing else is written to stdout.
 //!
 //! The jail's options are fixed when the session starts (the same flags as `run`); stdin is not
 //! passed to the commands (theirs is `/dev/null`), and their output is captured, never
@@ -18,7 +22,6 @@
 //! it removed, and `serve` exits 0. SIGTERM, SIGINT and SIGHUP end every jail of the session,
 //! and `serve` exits 128+N.
 
-use std::ffi::OsString;
 use std::io::{BufRead, Write};
 
 use cordon_launch::{Forward, Launcher, Preparation, RunRequest};
@@ -28,6 +31,7 @@ use crate::cli::{JailOptions, ServeArgs};
 use crate::context::Context;
 use crate::error::CliError;
 use crate::exit;
+use crate::requests::Request;
 
 /// The most bytes one request line may hold.
 pub const REQUEST_LIMIT: usize = 16 << 20;
@@ -105,17 +109,21 @@ pub fn run(args: &ServeArgs, input: &mut dyn BufRead, out: &mut dyn Write) -> Re
         if text.is_empty() {
             continue;
         }
-        let argv: Vec<OsString> = match serde_json::from_slice::<Vec<String>>(text) {
-            Ok(argv) if !argv.is_empty() => argv.into_iter().map(OsString::from).collect(),
-            Ok(_) => {
-                error(out, "the request is an empty array: nothing to run")?;
+        let (argv, workspace) = match crate::requests::parse(text) {
+            Ok(Request::Run { argv, workspace }) => (argv, workspace),
+            Ok(question) => {
+                match review(&plan, question) {
+                    Ok(answer) => {
+                        serde_json::to_writer(&mut *out, &answer)?;
+                        writeln!(out)?;
+                        out.flush()?;
+                    }
+                    Err(e) => error(out, &e)?,
+                }
                 continue;
             }
             Err(e) => {
-                error(
-                    out,
-                    &format!("a request is a JSON array of strings (program, arguments): {e}"),
-                )?;
+                error(out, &e)?;
                 continue;
             }
         };
@@ -123,14 +131,26 @@ pub fn run(args: &ServeArgs, input: &mut dyn BufRead, out: &mut dyn Write) -> Re
             out.flush()?;
             continue;
         }
+        // A mode of the request's own runs in a jail built for it (one built ahead is the
+        // session's mode's).
+        let own_mode = workspace.filter(|m| *m != plan.workspace_mode).map(|m| {
+            let mut p = plan.clone();
+            p.workspace_mode = m;
+            p
+        });
         let request = RunRequest {
-            plan: &plan,
+            plan: own_mode.as_ref().unwrap_or(&plan),
             argv: &argv,
             host_env: &host_env,
             forward: Forward::No,
             inherit_stdin: false,
         };
-        match launcher.run_prepared(&request, &session) {
+        let ran = if own_mode.is_some() {
+            launcher.run(&request)
+        } else {
+            launcher.run_prepared(&request, &session)
+        };
+        match ran {
             Ok(result) => {
                 for w in &result.warnings {
                     eprintln!("cordon: WARNING: {w}");
@@ -143,6 +163,27 @@ pub fn run(args: &ServeArgs, input: &mut dyn BufRead, out: &mut dyn Write) -> Re
         }
     }
     Ok(0)
+}
+
+/// Answers a question about the changes the session's workspace keeps, as `cordon changes`,
+/// `diff`, `apply` and `drop` do with `--json`.
+fn review(plan: &Plan, question: Request) -> Result<serde_json::Value, String> {
+    let (workspace, state) =
+        crate::review::workspace_state(Some(&plan.workspace)).map_err(|e| e.to_string())?;
+    let answer = match question {
+        Request::Run { .. } => return Err("a command is not a question".to_owned()),
+        Request::Changes => crate::review::changes::listing(&workspace, &state),
+        Request::Diff(run) => cordon_commit::read_run(&state, &run)
+            .map_err(Into::into)
+            .and_then(|(manifest, _)| serde_json::to_value(manifest).map_err(Into::into)),
+        Request::Apply { run, paths } => cordon_commit::apply_held(&state, &run, &paths)
+            .map_err(Into::into)
+            .and_then(|report| serde_json::to_value(report).map_err(Into::into)),
+        Request::Drop(run) => cordon_commit::drop_run(&state, &run)
+            .map(|()| serde_json::json!({ "dropped": run }))
+            .map_err(Into::into),
+    };
+    answer.map_err(|e: CliError| e.to_string())
 }
 
 /// Answers a request that could not be run.

@@ -24,7 +24,7 @@ pub(crate) fn guard(run: &Run<'_>, session: Option<&'static Session>) -> Host {
     let mut cleanup = Cleanup::new(session);
     // The roots under the copy-on-write layer are left to the commit (`layer.rs`): no
     // placeholder is made in them, nothing of them is bound read-only.
-    let layered = super::layer::roots(run);
+    let layered = layered_roots(run);
     let guarded = if run.dry {
         run.plan.guard_beside_layer(&RealHost::new(None), &layered)
     } else {
@@ -39,6 +39,17 @@ pub(crate) fn guard(run: &Run<'_>, session: Option<&'static Session>) -> Host {
         brokers: Vec::new(),
         named: Vec::new(),
         layers: Vec::new(),
+    }
+}
+
+/// The roots the run puts under the copy-on-write layer (none where no backend makes one).
+fn layered_roots(run: &Run<'_>) -> Vec<PathBuf> {
+    #[cfg(linux_backends)]
+    return super::layer::roots(run);
+    #[cfg(not(linux_backends))]
+    {
+        let _ = run;
+        Vec::new()
     }
 }
 
@@ -68,7 +79,7 @@ impl Feature for Autorun {
         if !run.dry {
             self.sweep = Some(Box::new(super::sweep::Sweep::of(
                 &host.guarded,
-                &super::layer::roots(run),
+                &layered_roots(run),
             )));
         }
         Ok(())

@@ -18,6 +18,8 @@ use crate::{stage, violations};
 /// A spawned jail and what judging its end needs. Dropped without [`Jail::conclude`] or
 /// [`Jail::discard`], its process group is left to the session reaper.
 pub(crate) struct Jail {
+    /// The result's `workspace`: `layer`, `review` or `live`.
+    pub(crate) workspace: &'static str,
     pub(crate) running: supervise::Running,
     /// The launcher's end of the command channel of a jail built ahead of its command.
     pub(crate) command: Option<std::os::fd::OwnedFd>,
@@ -183,11 +185,7 @@ impl Jail {
         }
         result.violations.extend(outcome.violations);
         result.warnings.extend(outcome.warnings);
-        result.workspace = Some(if self.features.iter().any(|f| f.name() == "layer") {
-            "layer"
-        } else {
-            "live"
-        });
+        result.workspace = Some(self.workspace);
         result.changes = outcome.changes;
         Ok(result)
     }

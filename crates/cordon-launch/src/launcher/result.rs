@@ -74,8 +74,9 @@ pub struct RunResult {
     /// violation); `null` for any other network.
     pub network: Option<NetworkReport>,
     /// How the command's writes reached its writable roots: `layer` (a private copy-on-write
-    /// layer, the changes in `changes`) or `live` (written through as they happened: `--live`,
-    /// or a backend that makes no layer); `null` when nothing ran.
+    /// layer, the changes in `changes`, committed), `review` (the same, judged and kept, not
+    /// applied) or `live` (written through as they happened: `--live`, or a backend that makes
+    /// no layer); `null` when nothing ran.
     pub workspace: Option<&'static str>,
     /// What the command's copy-on-write layer holds; `null` for a live run.
     pub changes: Option<crate::features::Changes>,

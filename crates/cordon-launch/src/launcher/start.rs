@@ -120,7 +120,13 @@ impl Launcher {
         let started: Result<(), LaunchError> = features
             .iter_mut()
             .try_for_each(|f| f.started(&run, &host, &args));
+        let layered = features.iter().any(|f| f.name() == "layer");
         let jail = Jail {
+            workspace: if layered {
+                run.plan.workspace_mode.name()
+            } else {
+                "live"
+            },
             running,
             command: command_write,
             timeout: args.timeout,

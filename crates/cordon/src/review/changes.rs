@@ -1,6 +1,7 @@
 //! `cordon changes [--workspace DIR] [--json]`: the workspace's runs that keep changes.
 
 use std::io::Write;
+use std::path::Path;
 
 use crate::cli::ChangesArgs;
 use crate::error::CliError;
@@ -8,17 +9,12 @@ use crate::error::CliError;
 /// Runs `cordon changes`.
 pub fn run(args: &ChangesArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let (workspace, state) = super::workspace_state(args.workspace.as_deref())?;
-    let runs = cordon_commit::list_runs(&state)?;
     if args.json {
-        let value = serde_json::json!({
-            "workspace": workspace,
-            "state": state,
-            "runs": runs,
-        });
-        serde_json::to_writer_pretty(&mut *out, &value)?;
+        serde_json::to_writer_pretty(&mut *out, &listing(&workspace, &state)?)?;
         writeln!(out)?;
         return Ok(());
     }
+    let runs = cordon_commit::list_runs(&state)?;
     if runs.is_empty() {
         writeln!(out, "no run of {} keeps changes", workspace.display())?;
     }
@@ -36,4 +32,14 @@ pub fn run(args: &ChangesArgs, out: &mut dyn Write) -> Result<(), CliError> {
         )?;
     }
     Ok(())
+}
+
+/// What `--json` prints (and `cordon serve` answers to `{"changes": true}`).
+pub fn listing(workspace: &Path, state: &Path) -> Result<serde_json::Value, CliError> {
+    let runs = cordon_commit::list_runs(state)?;
+    Ok(serde_json::json!({
+        "workspace": workspace,
+        "state": state,
+        "runs": runs,
+    }))
 }

@@ -48,6 +48,126 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// A `cordon serve` child with its request and answer pipes.
+struct Session {
+    child: std::process::Child,
+    to: std::process::ChildStdin,
+    from: BufReader<std::process::ChildStdout>,
+}
+
+impl Session {
+    fn start(home: &Path, work: &Path, options: &[&str]) -> Session {
+        let mut child = Command::new(common::cordon())
+            .arg("serve")
+            .args(options)
+            .current_dir(work)
+            .env_clear()
+            .env("HOME", home)
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let to = child.stdin.take().unwrap();
+        let from = BufReader::new(child.stdout.take().unwrap());
+        Session { child, to, from }
+    }
+
+    fn ask(&mut self, line: &str) -> serde_json::Value {
+        Session::ask_on(&mut self.to, &mut self.from, line)
+    }
+
+    /// Writes one request line and reads its one answer line.
+    fn ask_on(
+        to: &mut std::process::ChildStdin,
+        from: &mut BufReader<std::process::ChildStdout>,
+        line: &str,
+    ) -> serde_json::Value {
+        writeln!(to, "{line}").unwrap();
+        to.flush().unwrap();
+        let mut answer = String::new();
+        from.read_line(&mut answer).unwrap();
+        serde_json::from_str(&answer).unwrap_or_else(|e| panic!("{e}: {answer:?}"))
+    }
+}
+
+/// A harness steers the change set through the session: a command under review leaves the
+/// host as it was and names its run; `changes`, `diff`, `apply` and `drop` answer as the
+/// subcommands do with `--json`; a bad question names the value and the rule.
+#[test]
+fn a_session_reviews_applies_and_drops_what_its_commands_change() {
+    common::require_bwrap();
+    let home = common::visible_dir("cordon-test-serve-");
+    let work = home.path().join("proj");
+    std::fs::create_dir_all(&work).unwrap();
+    let mut s = Session::start(home.path(), &work, &["--timeout", "20"]);
+    let run_of = |r: &serde_json::Value| -> String {
+        assert_eq!(r["exit_code"], 0, "{r}");
+        assert_eq!(r["workspace"], "review", "{r}");
+        assert_eq!(r["changes"]["applied"], false, "{r}");
+        r["changes"]["roots"][0]["report"]["run"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no run named: {r}"))
+            .to_owned()
+    };
+    let r = s.ask(r#"{"run": ["sh", "-c", "echo kept > a.txt"], "workspace": "review"}"#);
+    let first = run_of(&r);
+    assert!(
+        !work.join("a.txt").exists(),
+        "a reviewed change reached the host"
+    );
+    let r = s.ask(r#"{"run": ["sh", "-c", "echo dropped > b.txt"], "workspace": "review"}"#);
+    let second = run_of(&r);
+
+    let listed = s.ask(r#"{"changes": true}"#);
+    let runs: Vec<&str> = listed["runs"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{listed}"))
+        .iter()
+        .filter_map(|r| r["run"].as_str())
+        .collect();
+    assert!(
+        runs.contains(&first.as_str()) && runs.contains(&second.as_str()),
+        "{listed}"
+    );
+    let diff = s.ask(&format!(r#"{{"diff": "{first}"}}"#));
+    assert!(diff["entries"].to_string().contains("a.txt"), "{diff}");
+
+    let applied = s.ask(&format!(r#"{{"apply": "{first}"}}"#));
+    assert_eq!(applied["applied"], true, "{applied}");
+    assert_eq!(
+        std::fs::read_to_string(work.join("a.txt")).unwrap(),
+        "kept\n"
+    );
+    let dropped = s.ask(&format!(r#"{{"drop": "{second}"}}"#));
+    assert_eq!(dropped["dropped"], second.as_str(), "{dropped}");
+    assert!(!work.join("b.txt").exists());
+    let again = s.ask(&format!(r#"{{"diff": "{second}"}}"#));
+    assert_eq!(
+        again["exit_code"], 125,
+        "a dropped run is still there: {again}"
+    );
+
+    // A session's default (layered) command commits; a bad question is refused by name.
+    let r = s.ask(r#"["sh", "-c", "echo now > c.txt"]"#);
+    assert_eq!(r["workspace"], "layer", "{r}");
+    assert_eq!(
+        std::fs::read_to_string(work.join("c.txt")).unwrap(),
+        "now\n"
+    );
+    for (line, says) in [
+        (r#"{"drop": "../../x"}"#, "is not a run's name"),
+        (r#"{"run": ["true"], "workspace": "auto"}"#, "is not one of"),
+    ] {
+        let bad = s.ask(line);
+        assert_eq!(bad["exit_code"], 125, "{bad}");
+        assert!(bad["error"].as_str().unwrap().contains(says), "{bad}");
+    }
+    drop(s.to);
+    assert!(s.child.wait().unwrap().success());
+}
+
 #[test]
 fn one_session_answers_each_line_in_order_and_leaves_nothing() {
     common::require_bwrap();
@@ -60,25 +180,14 @@ fn one_session_answers_each_line_in_order_and_leaves_nothing() {
     std::fs::write(home.path().join(".ssh/id_test"), "SENTINEL-PRIVATE-KEY").unwrap();
     let before = listing(&work);
 
-    let mut serve = Command::new(common::cordon())
-        .args(["serve", "--timeout", "5", "--live"])
-        .current_dir(&work)
-        .env_clear()
-        .env("HOME", home.path())
-        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut to = serve.stdin.take().unwrap();
-    let mut from = BufReader::new(serve.stdout.take().unwrap());
+    let Session {
+        child: mut serve,
+        to,
+        mut from,
+    } = Session::start(home.path(), &work, &["--timeout", "5", "--live"]);
+    let mut to = Some(to);
     let mut ask = |line: &str| -> serde_json::Value {
-        writeln!(to, "{line}").unwrap();
-        to.flush().unwrap();
-        let mut answer = String::new();
-        from.read_line(&mut answer).unwrap();
-        serde_json::from_str(&answer).unwrap_or_else(|e| panic!("{e}: {answer:?}"))
+        Session::ask_on(to.as_mut().unwrap(), &mut from, line)
     };
 
     let first = ask(r#"["sh", "-c", "echo one > made && cat made"]"#);
