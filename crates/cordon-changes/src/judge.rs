@@ -48,6 +48,9 @@ pub(crate) fn judge_one(view: &View<'_>, change: &Change, rules: &Rules) -> Verd
         }
         return with_mode(change);
     }
+    if plain_gitmodules(view, change, rules) {
+        return with_mode(change);
+    }
     if let Some(v) = registry(change, rules) {
         return v;
     }
@@ -80,6 +83,51 @@ fn judge_deletion(view: &View<'_>, change: &Change, rules: &Rules) -> Verdict {
     registry(change, rules)
         .or_else(|| project_config(view, change, rules))
         .unwrap_or(Verdict::Apply)
+}
+
+/// A new or changed `.gitmodules` (outside any other registry entry) that is a file whose every
+/// entry is a submodule's plain registration: its `path`, and keys `cordon-gitconfig` lets a
+/// jail set (`url` without a transport helper, `update` without a command, `branch`, …). That
+/// is what `git submodule add` writes; host git runs nothing from it. Anything else is the
+/// registry's to judge (new: refused, changed: held).
+fn plain_gitmodules(view: &View<'_>, change: &Change, rules: &Rules) -> bool {
+    let parts = names(&change.path);
+    let Some((last, above)) = parts.split_last() else {
+        return false;
+    };
+    if last != ".gitmodules"
+        || above.iter().any(|n| rules.registry_entry(n).is_some())
+        || !matches!(change.node, Node::File { .. })
+    {
+        return false;
+    }
+    let Some(text) = view
+        .contents
+        .new_bytes(&change.path, rules.max_config_bytes)
+        .and_then(|b| String::from_utf8(b).ok())
+    else {
+        return false;
+    };
+    cordon_gitconfig::entries(&text).is_ok_and(|entries| {
+        entries.iter().all(|e| {
+            e.section == "submodule"
+                && e.subsection.is_some()
+                && (e.name == "path" && plain_path(e.value.as_deref())
+                    || e.name != "path"
+                        && cordon_gitconfig::judge(e) == cordon_gitconfig::Verdict::Allowed)
+        })
+    })
+}
+
+/// A submodule's `path`: relative, no `..`, no leading `-` (an option to a program git runs),
+/// no control character.
+fn plain_path(value: Option<&str>) -> bool {
+    value.is_some_and(|v| {
+        !v.is_empty()
+            && !v.starts_with(['-', '/'])
+            && !v.chars().any(char::is_control)
+            && !v.split('/').any(|c| c == "..")
+    })
 }
 
 /// An auto-run name of the registry, at any depth: new is refused, changed or deleted held.

@@ -105,3 +105,52 @@ fn ordinary_files_beside_auto_run_names_are_applied() {
     j.applied("docs/vscode.md");
     j.applied("vscode/tasks.json");
 }
+
+#[test]
+fn a_gitmodules_of_plain_registrations_is_applied_and_any_other_judged_by_the_registry() {
+    // What `git submodule add` writes: applied, new or changed.
+    let plain = b"[submodule \"lib\"]\n\tpath = lib\n\turl = https://example.com/lib.git\n\tbranch = main\n";
+    let j = Case::new()
+        .write(".gitmodules", plain)
+        .host_file(
+            "vendor/.gitmodules",
+            "[submodule \"a\"]\n\tpath = a\n\turl = ../a\n",
+        )
+        .write("vendor/.gitmodules", plain)
+        .judge();
+    j.applied(".gitmodules");
+    j.applied("vendor/.gitmodules");
+    // A command in it, a transport helper, a path out of the tree, another section, or text git
+    // would not read: the registry's rule (new refused, changed held).
+    for (text, rule) in [
+        (
+            &b"[submodule \"x\"]\n\tpath = x\n\tupdate = !touch /tmp/pwned\n"[..],
+            "auto-run-new",
+        ),
+        (
+            b"[submodule \"x\"]\n\tpath = x\n\turl = ext::sh -c touch% /tmp/pwned\n",
+            "auto-run-new",
+        ),
+        (
+            b"[submodule \"x\"]\n\tpath = ../../x\n\turl = ../x\n",
+            "auto-run-new",
+        ),
+        (b"[submodule \"x\"]\n\tpath = -x\n", "auto-run-new"),
+        (b"[core]\n\tfsmonitor = touch /tmp/pwned\n", "auto-run-new"),
+        (b"[submodule \"x\"\n", "auto-run-new"),
+        (b"\xff\xfe", "auto-run-new"),
+    ] {
+        let j = Case::new().write(".gitmodules", text).judge();
+        j.refused(".gitmodules", rule);
+        let j = Case::new()
+            .host_file("m/.gitmodules", "[submodule \"a\"]\n\tpath = a\n")
+            .write("m/.gitmodules", text)
+            .judge();
+        j.held("m/.gitmodules", "auto-run-modified");
+    }
+    // Inside another auto-run entry, the registry decides.
+    Case::new()
+        .write(".vscode/.gitmodules", plain)
+        .judge()
+        .refused(".vscode/.gitmodules", "auto-run-new");
+}

@@ -422,3 +422,61 @@ fn concurrent_layered_runs_of_one_launcher_all_start() {
         }
     });
 }
+
+/// `git submodule add` in a layered jail reaches the host whole: the plain `.gitmodules` it
+/// writes is applied (a command in one would be refused), with the module's sanitized
+/// configuration and the checkout's `.git` file, so host git sees the submodule.
+#[test]
+fn git_submodule_add_in_a_layered_jail_reaches_the_host_whole() {
+    let j = Jail::new();
+    let git = |dir: &Path, args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    for name in ["origin", "super"] {
+        let dir = j.work.join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        git(&dir, &["init", "-q", "-b", "main"]);
+        std::fs::write(dir.join("README"), name).unwrap();
+        git(&dir, &["add", "README"]);
+        git(&dir, &["commit", "-qm", "init"]);
+    }
+    let url = format!(
+        "file://{}",
+        j.work.canonicalize().unwrap().join("origin").display()
+    );
+    let script = format!(
+        "cd super && git -c protocol.file.allow=always submodule add -q {url} lib \
+         && git -c user.name=t -c user.email=t@example.com commit -qm sub"
+    );
+    let r = json(
+        &j,
+        &["run", "--layer", "--json", "--", "/bin/sh", "-c", &script],
+    );
+    assert_eq!(r["exit_code"], 0, "{r}");
+    assert_eq!(r["changes"]["applied"], true, "{r}");
+    let sup = j.work.join("super");
+    assert!(
+        std::fs::read_to_string(sup.join(".gitmodules"))
+            .unwrap()
+            .contains("path = lib"),
+        "{r}"
+    );
+    let status = git(&sup, &["submodule", "status"]);
+    assert!(status.contains(" lib"), "{status} {r}");
+    assert!(
+        !status.starts_with('-'),
+        "the submodule is not checked out: {status}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(sup.join("lib/README")).unwrap(),
+        "origin"
+    );
+    assert_eq!(git(&sup, &["status", "--porcelain"]), "", "{r}");
+}
