@@ -42,7 +42,9 @@
 //!    every component at any depth (editors open subfolders, direnv and agents walk up from
 //!    where they start, git reads `.gitattributes` everywhere): new is refused
 //!    (`auto-run-new`), changed is held (`auto-run-modified`), deleted is held (rule 2), the
-//!    program named from the registry. A link at such a name is judged as the name.
+//!    program named from the registry. A `.gitmodules` whose every entry is a plain submodule
+//!    registration (`path`, and keys `cordon-gitconfig` allows: what `git submodule add`
+//!    writes) is applied. A link at such a name is judged as the name.
 //! 5. **Project configuration, by allowlist** (`docs/project-config.md`): a dot-entry or
 //!    toolchain file at the root's top, a name tools look for wherever they run
 //!    ([`rules::ANY_DEPTH`]: `.cargo`, `.npmrc`, `rust-toolchain.toml`, …) at any depth, and a
