@@ -219,9 +219,10 @@ pub struct Places<'a> {
 
 /// Times every launch case over `runs` rounds (after 10 warm-up rounds); medians by name.
 pub fn run(p: &Places<'_>, runs: usize) -> Result<Vec<(&'static str, Duration)>, Error> {
-    // The same isolation: cordon's own option list, without the stage bind.
+    // The same isolation: cordon's own option list, without the stage bind. Live mode's list:
+    // a layered one has the stage mount the overlay, which plain bubblewrap cannot.
     let explain = Cmd::new(p.cordon)
-        .args(["explain", "--", "/bin/true"])
+        .args(["explain", "--live", "--", "/bin/true"])
         .current_dir(p.empty)
         .read()?;
     let options = same_isolation_options(&explain)?;

@@ -480,3 +480,55 @@ fn git_submodule_add_in_a_layered_jail_reaches_the_host_whole() {
     );
     assert_eq!(git(&sup, &["status", "--porcelain"]), "", "{r}");
 }
+
+/// A layered command that deletes the user's auto-run files and project configuration, and
+/// edits one: the host keeps them (held, a violation each), and `cordon apply` carries out the
+/// deletion on the user's word.
+#[test]
+fn deleting_the_user_s_auto_run_files_is_held_until_applied() {
+    let j = Jail::new();
+    std::fs::write(j.work.join(".envrc"), "use nix\n").unwrap();
+    std::fs::write(j.work.join(".npmrc"), "ignore-scripts=true\n").unwrap();
+    std::fs::write(j.work.join("notes.txt"), "mine\n").unwrap();
+    let r = json(
+        &j,
+        &[
+            "run",
+            "--json",
+            "--",
+            "/bin/sh",
+            "-c",
+            "rm .envrc .npmrc notes.txt && test ! -e .envrc",
+        ],
+    );
+    assert_eq!(r["exit_code"], 0, "{r}");
+    assert_eq!(r["workspace"], "layer", "{r}");
+    let report = &r["changes"]["roots"][0]["report"];
+    let held: Vec<&str> = report["held"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|h| h["path"].as_str())
+        .collect();
+    assert_eq!(held, [".envrc", ".npmrc"], "{r}");
+    assert_eq!(
+        std::fs::read_to_string(j.work.join(".envrc")).unwrap(),
+        "use nix\n"
+    );
+    assert!(j.work.join(".npmrc").exists());
+    // An ordinary file's deletion is applied.
+    assert!(!j.work.join("notes.txt").exists(), "{r}");
+    let rules = r["violations"].to_string();
+    assert!(
+        rules.contains("auto-run-deleted") && rules.contains("project-config"),
+        "{r}"
+    );
+    let run = report["run"].as_str().unwrap();
+    let out = j.run(&["apply", run, ".envrc"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(!j.work.join(".envrc").exists(), "{}", text(&out.stdout));
+    assert!(
+        j.work.join(".npmrc").exists(),
+        "only the path named is applied"
+    );
+}
