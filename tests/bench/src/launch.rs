@@ -20,21 +20,21 @@ pub const SEED: &str = "bwrap (seed flags)";
 pub const SAME: &str = "bwrap (same isolation)";
 pub const CLI: &str = "cordon run (CLI)";
 pub const CLI_DYNAMIC: &str = "cordon run (CLI, dynamically linked build)";
-pub const SERVE: &str = "cordon serve (CLI session, one request line)";
+pub const SERVE: &str = "cordon serve --live (CLI session, one request line)";
 /// How many launch cases each round runs.
 pub const CASES: usize = 14;
 /// `cordon run --layer`: the workspace under a copy-on-write layer, committed after (issue #30).
 pub const CLI_LAYER: &str = "cordon run --layer (CLI, copy-on-write layer and its commit)";
 /// `cordon run --live`: the workspace written through, as the layer's baseline.
 pub const CLI_LIVE: &str = "cordon run --live (CLI, written through)";
-pub const LIBRARY: &str = "Launcher::run_prepared (library, in process)";
-pub const LIBRARY_BACK_TO_BACK: &str = "Launcher::run_prepared, back to back (no pause)";
-pub const LIBRARY_COLD: &str = "Launcher::run (library, a jail built per command)";
+pub const LIBRARY: &str = "Launcher::run_prepared (library, in process, live)";
+pub const LIBRARY_BACK_TO_BACK: &str = "Launcher::run_prepared, back to back (no pause, live)";
+pub const LIBRARY_COLD: &str = "Launcher::run (library, a layered jail built per command)";
 pub const EXPLAIN: &str = "cordon explain (no spawn)";
 pub const CLI_EMPTY: &str = "cordon run, empty workspace";
 pub const CLI_LARGE: &str = "cordon run, 100,000-file workspace";
-pub const LIBRARY_EMPTY: &str = "Launcher::run_prepared, empty workspace";
-pub const LIBRARY_LARGE: &str = "Launcher::run_prepared, 100,000-file workspace";
+pub const LIBRARY_EMPTY: &str = "Launcher::run_prepared (live), empty workspace";
+pub const LIBRARY_LARGE: &str = "Launcher::run_prepared (live), 100,000-file workspace";
 
 enum Runner {
     Process(Command),
@@ -457,7 +457,7 @@ fn own_workspace(p: &Places<'_>, name: &str) -> Result<PathBuf, Error> {
 fn serve(cordon: &Path, dir: &Path) -> Result<Case, Error> {
     let fail = |e: std::io::Error| Error::Bench(format!("{SERVE}: {e}"));
     let mut child = Command::new(cordon)
-        .arg("serve")
+        .args(["serve", "--live"])
         .current_dir(dir)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -485,12 +485,17 @@ fn serve(cordon: &Path, dir: &Path) -> Result<Case, Error> {
 fn library(p: &Places<'_>, dir: &Path, name: &'static str, mode: Mode) -> Result<Case, Error> {
     let home = std::env::var_os("HOME");
     let host = RealHost::new(home.clone());
-    let plan = Plan::resolve(
+    let mut plan = Plan::resolve(
         &Policy::for_profile(Profile::Shell),
         &Invocation::at(dir),
         &host,
     )
     .map_err(|e| Error::Bench(format!("{name}: {e}")))?;
+    if !matches!(mode, Mode::Cold) {
+        // A jail is built ahead of its command in live mode only: a layered command takes its
+        // layer when it comes (docs/limits.md), so its jail is built for it, as in `Cold`.
+        plan.workspace_mode = cordon_policy::WorkspaceMode::Live;
+    }
     let stage: PathBuf = std::fs::canonicalize(p.cordon)
         .map_err(|e| Error::Bench(format!("{}: {e}", p.cordon.display())))?;
     let launcher = Launcher::linux(Launcher::default_config(
