@@ -222,9 +222,23 @@ fn add(placeholders: &mut Vec<Placeholder>, path: &Path, kind: PlaceholderKind, 
     }
 }
 
-/// Whether a protected path is cordon's own configuration or state directory.
-fn is_own_state(path: &Path) -> bool {
-    path.file_name().is_some_and(|n| n == OWN_STATE_NAME)
+/// Whether the commit judges what a layered command does to a protected path, so that it needs
+/// no read-only bind: a path in a git directory, or at a name of the auto-run registry. Cordon's
+/// own state, and a path the user's configuration protects beyond those (`protected =
+/// ["secrets"]`), stay read-only: no rule of the commit knows them.
+fn left_to_the_commit(p: &ProtectedPath) -> bool {
+    if p.path.file_name().is_some_and(|n| n == OWN_STATE_NAME) {
+        return false;
+    }
+    let in_git_dir = p.path.components().any(|c| c.as_os_str() == ".git");
+    let registry = p.path.strip_prefix(&p.root).is_ok_and(|rel| {
+        rel.components().any(|c| {
+            c.as_os_str()
+                .to_str()
+                .is_some_and(|n| crate::AutoRun::for_root_name(n).is_some())
+        })
+    });
+    in_git_dir || registry
 }
 
 fn root_of<'a>(plan: &'a Plan, p: &Path) -> Option<&'a PathBuf> {
@@ -325,14 +339,16 @@ impl Plan {
     /// before the commit judges it (`cordon-changes`), a read-only bind would only make the
     /// tools' own lock-and-rename fail (`EBUSY`), a placeholder would be a write to the host's
     /// tree while the jail lives, and a pin would write through. Cordon's own state inside
-    /// such a root (`~/.config/cordon` below a granted home) keeps its guard: the commit judges
-    /// a root's changes by their place in the root, and no rule of it knows cordon's state.
+    /// such a root (`~/.config/cordon` below a granted home) and paths the configuration
+    /// protects beyond git's and the registry's keep their read-only bind (no pins, no
+    /// placeholders): the commit judges a root's changes by their place in the root, and no
+    /// rule of it knows them.
     pub fn guard_beside_layer(&self, host: &dyn HostFacts, layered: &[PathBuf]) -> GuardedPlan {
         let is = |p: &Path, kind: EntryKind| host.kind(p) == Some(kind);
         let under_layer = |p: &Path| layered.iter().any(|l| is_within(p, l));
         let mut plan = self.clone();
         plan.protected
-            .retain(|p| !under_layer(&p.path) || is_own_state(&p.path));
+            .retain(|p| !under_layer(&p.path) || !left_to_the_commit(p));
         // The same guard whatever the order of the plan's lists (and however a path is
         // spelled: `/a//b` and `/a/b` compare equal), so the root a protected path is counted
         // in is always the same one.

@@ -533,12 +533,13 @@ fn missing_cordon_directories_inside_a_writable_root_get_placeholders() {
 
 /// Roots under the copy-on-write layer: left to the commit, but cordon's own state.
 #[test]
-fn a_root_under_the_layer_is_left_to_the_commit_but_cordon_s_own_state() {
+fn a_root_under_the_layer_is_left_to_the_commit_but_cordon_s_own_state_and_the_user_s() {
     // A repository with auto-run files, a second root inside an enclosing repository, and
     // cordon's configuration directory (missing) inside the workspace.
     let host = FakeHost::typical()
         .file("/home/u/proj/.git/config.worktree", "")
         .file("/home/u/proj/.envrc", "")
+        .dir("/home/u/proj/secrets")
         .dir("/home/u/proj/.git/modules/m")
         .file("/home/u/proj/.git/modules/m/config", "")
         .dir("/home/u/mono/.git")
@@ -546,6 +547,9 @@ fn a_root_under_the_layer_is_left_to_the_commit_but_cordon_s_own_state() {
         .dir("/home/u/mono/pkg");
     let w = Path::new("/home/u/proj");
     let mut b = PolicyBuilder::new(Profile::Shell);
+    // A path the configuration protects beyond git's and the registry's.
+    b.add_protected(PathSpec::parse("secrets").unwrap(), Source::Caller)
+        .unwrap();
     b.add_writable(
         PathSpec::parse("/home/u/mono/pkg").unwrap(),
         false,
@@ -568,7 +572,11 @@ fn a_root_under_the_layer_is_left_to_the_commit_but_cordon_s_own_state() {
     let layered: Vec<PathBuf> = plan.writable.clone();
     let g = plan.guard_beside_layer(&host, &layered);
     assert!(g.pins().is_empty(), "{:?}", g.pins());
-    assert_eq!(g.protected.len(), 1, "{:?}", g.protected);
+    assert_eq!(g.protected.len(), 2, "{:?}", g.protected);
+    assert!(
+        has(&g, &w.join("secrets")),
+        "the user's protected path is left out"
+    );
     let own = Path::new("/home/u/proj/.cfg");
     assert_eq!(
         g.placeholders()
