@@ -125,22 +125,46 @@ fn pointer_target(
                 .contents
                 .new_bytes(&change.path, rules.max_pointer_bytes)
                 .ok_or("unreadable or over the bound for a pointer file")?;
-            let text = String::from_utf8(bytes).map_err(|_| "not UTF-8")?;
-            let target = match kind {
-                PointerKind::DotGit => text
-                    .lines()
-                    .find_map(|l| l.strip_prefix("gitdir:"))
-                    .ok_or("no `gitdir:` line")?,
-                PointerKind::InGitDir => text.lines().next().unwrap_or(""),
-            }
-            .trim();
-            if target.is_empty() {
-                return Err("empty");
-            }
-            Ok(view.land(base, Path::new(target)))
+            let target = pointer_text(bytes, kind)?;
+            Ok(view.land(base, Path::new(&target)))
         }
         Node::Dir { .. } | Node::Special(_) => Err("not a file"),
     }
+}
+
+/// The path a pointer file's text names.
+fn pointer_text(bytes: Vec<u8>, kind: PointerKind) -> Result<String, &'static str> {
+    let text = String::from_utf8(bytes).map_err(|_| "not UTF-8")?;
+    let target = match kind {
+        PointerKind::DotGit => text
+            .lines()
+            .find_map(|l| l.strip_prefix("gitdir:"))
+            .ok_or("no `gitdir:` line")?,
+        PointerKind::InGitDir => text.lines().next().unwrap_or(""),
+    }
+    .trim();
+    if target.is_empty() {
+        return Err("empty");
+    }
+    Ok(target.to_owned())
+}
+
+/// Whether a changed pointer file still names what it named on the host (git rewrote it the
+/// same: `git submodule update`, `git worktree repair` of a sound worktree).
+fn names_the_same(view: &View<'_>, change: &Change, rules: &Rules, kind: PointerKind) -> bool {
+    if !matches!(change.node, Node::File { .. }) {
+        return false;
+    }
+    let text = |bytes: Option<Vec<u8>>| bytes.and_then(|b| pointer_text(b, kind).ok());
+    let old = text(
+        view.contents
+            .old_bytes(&change.path, rules.max_pointer_bytes),
+    );
+    let new = text(
+        view.contents
+            .new_bytes(&change.path, rules.max_pointer_bytes),
+    );
+    old.is_some() && old == new
 }
 
 /// A pointer file or link (a `.git` file, `commondir`, a worktree's `gitdir`): applied when it
@@ -153,9 +177,13 @@ fn judge_pointer(
 ) -> Option<Verdict> {
     let shown = change.path.display();
     match pointer_target(view, change, rules, kind) {
-        Ok(Landing::Inside(rel)) => {
-            over_host_dir(view, change, &rel, kind).or_else(|| redirected(view, change))
-        }
+        Ok(Landing::Inside(rel)) => over_host_dir(view, change, &rel, kind).or_else(|| {
+            if names_the_same(view, change, rules, kind) {
+                None
+            } else {
+                redirected(view, change)
+            }
+        }),
         Ok(Landing::Outside(to)) => Some(Verdict::Refuse(Finding::new(
             "git-pointer-outside-root",
             "git",

@@ -354,3 +354,17 @@ fn a_root_that_is_a_worktree_s_administrative_directory_is_a_git_directory() {
     j.refused("commondir", "git-pointer-outside-root");
     j.applied("ORIG_HEAD");
 }
+
+#[test]
+fn a_pointer_rewritten_to_what_it_said_is_applied() {
+    // `git submodule update` may write a submodule's `.git` file again, the same.
+    let j = Case::new()
+        .host_file(".git/HEAD", "ref: refs/heads/main\n")
+        .host_file(".git/modules/lib/HEAD", "ref: refs/heads/main\n")
+        .host_dir(".git/modules/lib/objects")
+        .host_dir(".git/modules/lib/refs")
+        .host_file("lib/.git", "gitdir: ../.git/modules/lib\n")
+        .write("lib/.git", b"gitdir: ../.git/modules/lib\n")
+        .judge();
+    j.applied("lib/.git");
+}
