@@ -29,7 +29,94 @@ pub fn cases() -> Vec<Case> {
             killed,
         )
         .landlock_limit("the Landlock backend makes no layer: its runs are live"),
+        Case::attack(
+            "layer/concurrent-commits",
+            Class::Protected,
+            "two `--layer` runs in one workspace at once, each planting an auto-run file while the other lives, both committing: a plant reaches the host",
+            concurrent,
+        ),
     ]
+}
+
+/// Two layered runs of one workspace overlap: each writes an ordinary file and plants an
+/// auto-run file, both wait until both plants are made, then end together and commit one after
+/// the other (the commit's lock). Escaped: a plant on the host. The ordinary files, and the
+/// canary both write, are applied (the second canary a conflict, kept aside).
+fn concurrent(ctx: &Ctx<'_>) -> Outcome {
+    let plants = [".envrc", ".vscode/tasks.json"];
+    let scripts = [
+        "echo a > a.txt; echo 'touch /tmp/pwned' > .envrc; read go",
+        "echo b > b.txt; mkdir -p .vscode; echo '{}' > .vscode/tasks.json; read go",
+    ];
+    let mut children = Vec::new();
+    for script in scripts {
+        let mut cmd = ctx
+            .cordon()
+            .args(layer_args(ctx))
+            .sh(script)
+            .stdin(b"")
+            .command();
+        cmd.stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped());
+        match cmd.spawn() {
+            Ok(c) => children.push(c),
+            Err(_) => return super::protected::harness_err("cannot start cordon".into()),
+        }
+    }
+    let made = wait_for(Duration::from_secs(60), || {
+        plants.iter().all(|p| ctx.written(p).is_some())
+            || children
+                .iter_mut()
+                .any(|c| c.try_wait().ok().flatten().is_some())
+    });
+    let overlapped = made
+        && children
+            .iter_mut()
+            .all(|c| c.try_wait().ok().flatten().is_none());
+    for c in &mut children {
+        if let Some(mut pipe) = c.stdin.take() {
+            let _ = pipe.write_all(b"go\n");
+        }
+    }
+    let mut err = String::new();
+    let mut hung = false;
+    for c in &mut children {
+        if wait_deadline(c, Duration::from_secs(60)).is_none() {
+            hung = true;
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        if let Some(mut e) = c.stderr.take() {
+            let _ = std::io::Read::read_to_string(&mut e, &mut err);
+        }
+    }
+    let on_host: Vec<&str> = plants
+        .iter()
+        .copied()
+        .filter(|p| ctx.work.join(p).exists())
+        .collect();
+    let files: Vec<&str> = ["a.txt", "b.txt"]
+        .into_iter()
+        .filter(|f| ctx.work.join(f).exists())
+        .collect();
+    let run = RunOut {
+        err,
+        hung,
+        ..RunOut::default()
+    };
+    let detail = format!("plants on the host: {on_host:?}; ordinary files on the host: {files:?}");
+    if !overlapped && on_host.is_empty() {
+        // Not the claim: the jails did not both live with both plants made.
+        return Outcome::new(
+            super::matrix::Verdict::Inconclusive,
+            format!(
+                "the runs did not overlap with both plants made; {detail}; stderr: {}",
+                run.err
+            ),
+        );
+    }
+    ctx.judge(&run, !on_host.is_empty(), detail)
 }
 
 /// `cordon` (as the column's user) in the workspace, with the suite's cache.
