@@ -110,11 +110,12 @@ fn plain_gitmodules(view: &View<'_>, change: &Change, rules: &Rules) -> bool {
     };
     cordon_gitconfig::entries(&text).is_ok_and(|entries| {
         entries.iter().all(|e| {
-            e.section == "submodule"
-                && e.subsection.is_some()
-                && (e.name == "path" && plain_path(e.value.as_deref())
-                    || e.name != "path"
-                        && cordon_gitconfig::judge(e) == cordon_gitconfig::Verdict::Allowed)
+            let plain = if e.name == "path" {
+                plain_path(e.value.as_deref())
+            } else {
+                cordon_gitconfig::judge(e) == cordon_gitconfig::Verdict::Allowed
+            };
+            e.section == "submodule" && e.subsection.is_some() && plain
         })
     })
 }

@@ -54,7 +54,7 @@ struct Layer {
 
 /// Planning: see the module documentation.
 pub(crate) fn plan(run: &Run<'_>, refusals: &mut Vec<String>) -> Option<Box<dyn Feature>> {
-    if !run.plan.workspace_mode.layered() || !run.backend.layers() {
+    if !asked(run) {
         return None;
     }
     if let Err(why) = refusal(run) {
@@ -114,10 +114,16 @@ fn refusal(run: &Run<'_>) -> Result<(), String> {
 /// The roots a run puts under the layer (none when it runs live), for the guard to leave them
 /// to the commit.
 pub(crate) fn roots(run: &Run<'_>) -> Vec<PathBuf> {
-    if !run.plan.workspace_mode.layered() || !run.backend.layers() {
+    if !asked(run) {
         return Vec::new();
     }
     layered_roots(run).cloned().collect()
+}
+
+/// Whether the run is layered: its mode asks for the layer and its backend makes one (a run
+/// the layer cannot be made for is refused, never run live).
+fn asked(run: &Run<'_>) -> bool {
+    run.plan.workspace_mode.layered() && run.backend.layers()
 }
 
 /// The roots a layer covers: the run's writable roots but cordon's own (the workspace's

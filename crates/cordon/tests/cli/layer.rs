@@ -532,3 +532,41 @@ fn deleting_the_user_s_auto_run_files_is_held_until_applied() {
         "only the path named is applied"
     );
 }
+
+/// A path the project's configuration protects (`deny_write`) beyond git's and the registry's
+/// stays read-only in a layered jail: no rule of the commit knows it, so the layer does not
+/// leave it to the commit. Without the bind, the edit and the deletion would be applied.
+#[test]
+fn a_path_the_configuration_protects_stays_read_only_in_a_layered_jail() {
+    let j = Jail::new();
+    std::fs::create_dir_all(j.work.join("secrets")).unwrap();
+    std::fs::write(j.work.join("secrets/key"), "host\n").unwrap();
+    std::fs::write(
+        j.work.join(".cordon.toml"),
+        "[filesystem]\ndeny_write = [\"secrets\"]\n",
+    )
+    .unwrap();
+    let r = json(
+        &j,
+        &[
+            "run",
+            "--json",
+            "--",
+            "/bin/sh",
+            "-c",
+            "echo jail > secrets/key; rm -f secrets/key; echo x > secrets/new; echo ok > ok.txt",
+        ],
+    );
+    assert_eq!(r["workspace"], "layer", "{r}");
+    assert_eq!(
+        std::fs::read_to_string(j.work.join("ok.txt")).unwrap_or_default(),
+        "ok\n",
+        "the command did not run to its end: {r}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(j.work.join("secrets/key")).unwrap(),
+        "host\n",
+        "{r}"
+    );
+    assert!(!j.work.join("secrets/new").exists(), "{r}");
+}
