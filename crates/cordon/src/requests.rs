@@ -27,6 +27,13 @@ pub enum Request {
         argv: Vec<OsString>,
         workspace: Option<WorkspaceMode>,
     },
+    /// A question about the changes the workspace's runs keep.
+    Ask(Question),
+}
+
+/// A question of a request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Question {
     /// The workspace's runs that keep changes.
     Changes,
     /// One run's manifest.
@@ -85,16 +92,16 @@ pub fn parse(text: &[u8]) -> Result<Request, String> {
     }
     if let Some(asked) = o.changes {
         return if asked {
-            Ok(Request::Changes)
+            Ok(Request::Ask(Question::Changes))
         } else {
             Err("\"changes\" is `true` or left out".to_owned())
         };
     }
     if let Some(id) = o.diff {
-        return run_id(id).map(Request::Diff);
+        return run_id(id).map(|id| Request::Ask(Question::Diff(id)));
     }
     if let Some(id) = o.drop {
-        return run_id(id).map(Request::Drop);
+        return run_id(id).map(|id| Request::Ask(Question::Drop(id)));
     }
     let id = run_id(o.apply.unwrap_or_default())?;
     let paths = o.paths.unwrap_or_default();
@@ -107,7 +114,7 @@ pub fn parse(text: &[u8]) -> Result<Request, String> {
             p.display().to_string()
         ));
     }
-    Ok(Request::Apply { run: id, paths })
+    Ok(Request::Ask(Question::Apply { run: id, paths }))
 }
 
 fn run(argv: Vec<String>, workspace: Option<WorkspaceMode>) -> Result<Request, String> {
@@ -169,21 +176,24 @@ mod tests {
                 workspace: Some(WorkspaceMode::Review)
             }
         );
-        assert_eq!(parse(br#"{"changes":true}"#).unwrap(), Request::Changes);
+        assert_eq!(
+            parse(br#"{"changes":true}"#).unwrap(),
+            Request::Ask(Question::Changes)
+        );
         assert_eq!(
             parse(br#"{"diff":"123-4-0"}"#).unwrap(),
-            Request::Diff("123-4-0".into())
+            Request::Ask(Question::Diff("123-4-0".into()))
         );
         assert_eq!(
             parse(br#"{"apply":"r1","paths":["a/b"]}"#).unwrap(),
-            Request::Apply {
+            Request::Ask(Question::Apply {
                 run: "r1".into(),
                 paths: vec!["a/b".into()]
-            }
+            })
         );
         assert_eq!(
             parse(br#"{"drop":"r1"}"#).unwrap(),
-            Request::Drop("r1".into())
+            Request::Ask(Question::Drop("r1".into()))
         );
         for (line, says) in [
             (&br#"[]"#[..], "empty array"),

@@ -31,7 +31,7 @@ use crate::cli::{JailOptions, ServeArgs};
 use crate::context::Context;
 use crate::error::CliError;
 use crate::exit;
-use crate::requests::Request;
+use crate::requests::{Question, Request};
 
 /// The most bytes one request line may hold.
 pub const REQUEST_LIMIT: usize = 16 << 20;
@@ -111,7 +111,7 @@ pub fn run(args: &ServeArgs, input: &mut dyn BufRead, out: &mut dyn Write) -> Re
         }
         let (argv, workspace) = match crate::requests::parse(text) {
             Ok(Request::Run { argv, workspace }) => (argv, workspace),
-            Ok(question) => {
+            Ok(Request::Ask(question)) => {
                 match review(&plan, question) {
                     Ok(answer) => {
                         serde_json::to_writer(&mut *out, &answer)?;
@@ -167,19 +167,18 @@ pub fn run(args: &ServeArgs, input: &mut dyn BufRead, out: &mut dyn Write) -> Re
 
 /// Answers a question about the changes the session's workspace keeps, as `cordon changes`,
 /// `diff`, `apply` and `drop` do with `--json`.
-fn review(plan: &Plan, question: Request) -> Result<serde_json::Value, String> {
+fn review(plan: &Plan, question: Question) -> Result<serde_json::Value, String> {
     let (workspace, state) =
         crate::review::workspace_state(Some(&plan.workspace)).map_err(|e| e.to_string())?;
     let answer = match question {
-        Request::Run { .. } => return Err("a command is not a question".to_owned()),
-        Request::Changes => crate::review::changes::listing(&workspace, &state),
-        Request::Diff(run) => cordon_commit::read_run(&state, &run)
+        Question::Changes => crate::review::changes::listing(&workspace, &state),
+        Question::Diff(run) => cordon_commit::read_run(&state, &run)
             .map_err(Into::into)
             .and_then(|(manifest, _)| serde_json::to_value(manifest).map_err(Into::into)),
-        Request::Apply { run, paths } => cordon_commit::apply_held(&state, &run, &paths)
+        Question::Apply { run, paths } => cordon_commit::apply_held(&state, &run, &paths)
             .map_err(Into::into)
             .and_then(|report| serde_json::to_value(report).map_err(Into::into)),
-        Request::Drop(run) => cordon_commit::drop_run(&state, &run)
+        Question::Drop(run) => cordon_commit::drop_run(&state, &run)
             .map(|()| serde_json::json!({ "dropped": run }))
             .map_err(Into::into),
     };
