@@ -77,10 +77,9 @@ impl Feature for Autorun {
         _args: &mut super::Arguments,
     ) -> Result<(), crate::LaunchError> {
         if !run.dry {
-            self.sweep = Some(Box::new(super::sweep::Sweep::of(
-                &host.guarded,
-                &layered_roots(run),
-            )));
+            // Exactly the roots the layer took (`layer.rs` fills `host.layers`).
+            let layered: Vec<PathBuf> = host.layers.iter().map(|(root, _)| root.clone()).collect();
+            self.sweep = Some(Box::new(super::sweep::Sweep::of(&host.guarded, &layered)));
         }
         Ok(())
     }

@@ -570,3 +570,40 @@ fn a_path_the_configuration_protects_stays_read_only_in_a_layered_jail() {
     );
     assert!(!j.work.join("secrets/new").exists(), "{r}");
 }
+
+/// What the host makes at an auto-run name while a layered command runs (the user's own new
+/// `.envrc`, an editor's `.vscode`) is the host's: no sweep moves it aside when the run ends.
+/// (Live, the sweep would: it cannot tell the host's new file from the command's.)
+#[test]
+fn an_auto_run_file_the_host_makes_during_a_layered_run_stays() {
+    use std::io::{BufRead, Read, Write};
+    let j = Jail::new();
+    let mut child = j
+        .cmd(&["run", "--", "/bin/sh", "-c", "echo ready; read go"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut ready = String::new();
+    out.read_line(&mut ready).unwrap();
+    assert_eq!(ready, "ready\n", "the jail did not start");
+    // The jail lives, its guard long done: the user makes an .envrc on the host.
+    std::fs::write(j.work.join(".envrc"), "use nix\n").unwrap();
+    child.stdin.take().unwrap().write_all(b"go\n").unwrap();
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert!(child.wait().unwrap().success(), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(j.work.join(".envrc")).unwrap_or_default(),
+        "use nix\n",
+        "the host's own .envrc was moved aside: {err}"
+    );
+    assert!(!err.contains(".envrc"), "{err}");
+}
