@@ -241,7 +241,13 @@ proptest! {
             p
         };
         let protected = join(&[&c(0), &c(4), &c(5)]);
-        let masks = [join(&[&c(1), &c(6)]), join(&[&c(0), &c(8)]), join(&[&c(1), &c(9)])];
+        // A mask denies both the file and the name it was asked by (a symlink's own path).
+        let masks = [
+            join(&[&c(1), &c(6)]),
+            join(&[&c(1), &c(7)]),
+            join(&[&c(0), &c(8)]),
+            join(&[&c(1), &c(9)]),
+        ];
         let env_dir = join(&[&c(0), &c(13)]);
         let env_file = under(&env_dir, &[b"deep", &c(14)]);
         let pem = under(&root, &[&c(15), b"k.pem"]);
