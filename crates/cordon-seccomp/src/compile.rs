@@ -157,7 +157,10 @@ impl Plan {
                         return Err(unsupported());
                     }
                     let first = *actions.entry(number).or_insert(action);
-                    if first != action {
+                    // A refusal, then the supervisor: the refusal's segment comes first (the
+                    // table lists refusals first), and what it does not match falls through.
+                    let fallback = action == Action::Notify && first != Action::Notify;
+                    if first != action && !fallback {
                         return Err(SeccompError::ConflictingActions {
                             arch,
                             syscall: rule.syscall,
@@ -217,6 +220,7 @@ impl Segment {
             condition: "segment".to_owned(),
             action: self.action,
         })?;
+        let marker = u32::from(matched.clone());
         let rules = self
             .calls
             .into_iter()
@@ -245,6 +249,9 @@ impl Segment {
         let allow = seccomp_ret(Action::Allow);
         let len = body.len();
         for (pc, insn) in body.iter_mut().enumerate() {
+            if self.action == Action::Notify && insn.code == RET_K && insn.k == marker {
+                insn.k = libc::SECCOMP_RET_USER_NOTIF;
+            }
             if insn.code == RET_K && insn.k == allow {
                 // Lossless: seccompiler refuses programs of BPF_MAXINSNS instructions or more.
                 let to_end = u32::try_from(len - 1 - pc).unwrap_or(u32::MAX);
@@ -291,13 +298,22 @@ fn seccomp_action(action: Action) -> Option<SeccompAction> {
         Action::Eperm => Some(SeccompAction::Errno(libc::EPERM.unsigned_abs())),
         Action::Enosys => Some(SeccompAction::Errno(libc::ENOSYS.unsigned_abs())),
         Action::KillProcess => Some(SeccompAction::KillProcess),
+        // seccompiler has no user-notification action: its segment is compiled with this
+        // marker, whose return instructions are then rewritten (`Segment::compile`).
+        Action::Notify => Some(SeccompAction::Trace(NOTIFY_MARKER)),
         Action::Absent => None,
     }
 }
 
+/// The `SECCOMP_RET_TRACE` data that stands for [`Action::Notify`] while seccompiler compiles.
+const NOTIFY_MARKER: u32 = 0x0c0d;
+
 /// The `SECCOMP_RET_*` value of an action that has one (every action but `Absent`, which the
 /// planner never hands on).
 fn seccomp_ret(action: Action) -> u32 {
+    if action == Action::Notify {
+        return libc::SECCOMP_RET_USER_NOTIF;
+    }
     seccomp_action(action).map_or(libc::SECCOMP_RET_KILL_PROCESS, u32::from)
 }
 

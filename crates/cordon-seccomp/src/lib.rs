@@ -41,6 +41,7 @@
 //!     deny_sockets: true,
 //!     own_network_namespace: false,
 //!     keep_process_group: false,
+//!     supervised: false,
 //! };
 //!
 //! // What bubblewrap reads from the descriptor given to `--seccomp`.
@@ -71,7 +72,7 @@ pub use rules::{Action, Cmp, CmpOp, Condition, Rule, rule_table};
 
 /// The version of the filter's meaning. Bump it whenever a rule is added, removed or changed, so
 /// that policy hashes and `cordon doctor` tell old filters from new ones.
-pub const FILTER_VERSION: u32 = 5;
+pub const FILTER_VERSION: u32 = 6;
 
 /// What to build a filter for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -93,6 +94,10 @@ pub struct FilterSpec {
     /// kills when the run ends, and System V IPC and POSIX message queues, which an IPC
     /// namespace would have kept apart from the host's.
     pub keep_process_group: bool,
+    /// A supervisor listens on the filter (the Landlock backend, `cordon-supervisor`): the
+    /// calls that change a name or metadata go to it ([`Action::Notify`]). The filter must then
+    /// be installed with `SECCOMP_FILTER_FLAG_NEW_LISTENER` and the listener handed to it.
+    pub supervised: bool,
 }
 
 impl FilterSpec {
@@ -107,6 +112,7 @@ impl FilterSpec {
             deny_sockets,
             own_network_namespace: false,
             keep_process_group: false,
+            supervised: false,
         })
     }
 
@@ -115,6 +121,14 @@ impl FilterSpec {
     pub fn with_own_network_namespace(self) -> FilterSpec {
         FilterSpec {
             own_network_namespace: true,
+            ..self
+        }
+    }
+
+    /// The same spec with a supervisor listening (see [`FilterSpec::supervised`]).
+    pub fn with_supervisor(self) -> FilterSpec {
+        FilterSpec {
+            supervised: true,
             ..self
         }
     }

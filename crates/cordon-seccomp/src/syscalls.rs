@@ -103,6 +103,36 @@ const TABLE: &[(&str, Option<u32>, Option<u32>)] = &[
     ("mknod", Some(133), None),
     ("mknodat", Some(259), Some(33)),
     ("openat2", Some(437), Some(437)),
+    // Names and metadata (the supervisor's calls, cordon-supervisor).
+    ("mkdir", Some(83), None),
+    ("mkdirat", Some(258), Some(34)),
+    ("rmdir", Some(84), None),
+    ("unlink", Some(87), None),
+    ("unlinkat", Some(263), Some(35)),
+    ("rename", Some(82), None),
+    ("renameat", Some(264), Some(38)),
+    ("renameat2", Some(316), Some(276)),
+    ("link", Some(86), None),
+    ("linkat", Some(265), Some(37)),
+    ("symlink", Some(88), None),
+    ("symlinkat", Some(266), Some(36)),
+    ("truncate", Some(76), Some(45)),
+    ("chown", Some(92), None),
+    ("fchown", Some(93), Some(55)),
+    ("lchown", Some(94), None),
+    ("fchownat", Some(260), Some(54)),
+    ("utime", Some(132), None),
+    ("utimes", Some(235), None),
+    ("futimesat", Some(261), None),
+    ("utimensat", Some(280), Some(88)),
+    ("setxattr", Some(188), Some(5)),
+    ("lsetxattr", Some(189), Some(6)),
+    ("fsetxattr", Some(190), Some(7)),
+    ("removexattr", Some(197), Some(14)),
+    ("lremovexattr", Some(198), Some(15)),
+    ("fremovexattr", Some(199), Some(16)),
+    ("setxattrat", Some(463), Some(463)),
+    ("removexattrat", Some(466), Some(466)),
 ];
 
 /// Lookup result for one syscall on one architecture.
@@ -235,6 +265,22 @@ mod tests {
             ("openat", libc::SYS_openat),
             ("openat2", libc::SYS_openat2),
             ("mknodat", libc::SYS_mknodat),
+            ("mkdirat", libc::SYS_mkdirat),
+            ("unlinkat", libc::SYS_unlinkat),
+            ("renameat", libc::SYS_renameat),
+            ("renameat2", libc::SYS_renameat2),
+            ("linkat", libc::SYS_linkat),
+            ("symlinkat", libc::SYS_symlinkat),
+            ("truncate", libc::SYS_truncate),
+            ("fchown", libc::SYS_fchown),
+            ("fchownat", libc::SYS_fchownat),
+            ("utimensat", libc::SYS_utimensat),
+            ("setxattr", libc::SYS_setxattr),
+            ("lsetxattr", libc::SYS_lsetxattr),
+            ("fsetxattr", libc::SYS_fsetxattr),
+            ("removexattr", libc::SYS_removexattr),
+            ("lremovexattr", libc::SYS_lremovexattr),
+            ("fremovexattr", libc::SYS_fremovexattr),
         ];
         #[cfg(target_arch = "x86_64")]
         libc_numbers.extend([
@@ -244,6 +290,17 @@ mod tests {
             ("open", libc::SYS_open),
             ("creat", libc::SYS_creat),
             ("mknod", libc::SYS_mknod),
+            ("mkdir", libc::SYS_mkdir),
+            ("rmdir", libc::SYS_rmdir),
+            ("unlink", libc::SYS_unlink),
+            ("rename", libc::SYS_rename),
+            ("link", libc::SYS_link),
+            ("symlink", libc::SYS_symlink),
+            ("chown", libc::SYS_chown),
+            ("lchown", libc::SYS_lchown),
+            ("utime", libc::SYS_utime),
+            ("utimes", libc::SYS_utimes),
+            ("futimesat", libc::SYS_futimesat),
         ]);
 
         for (name, expected) in &libc_numbers {
@@ -254,9 +311,9 @@ mod tests {
                 "{name} on {host}"
             );
         }
-        // Every row of the table is checked, except the call libc does not know yet and the
+        // Every row of the table is checked, except the calls libc does not know yet and the
         // calls this host lacks.
-        let checked = libc_numbers.len() + 1;
+        let checked = libc_numbers.len() + 3;
         let absent = TABLE
             .iter()
             .filter(|(name, _, _)| lookup(host, name) == Lookup::Absent)
@@ -267,5 +324,7 @@ mod tests {
             "a table row is not compared with libc"
         );
         assert_eq!(lookup(host, "open_tree_attr"), Lookup::Number(467));
+        assert_eq!(lookup(host, "setxattrat"), Lookup::Number(463));
+        assert_eq!(lookup(host, "removexattrat"), Lookup::Number(466));
     }
 }

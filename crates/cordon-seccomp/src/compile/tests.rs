@@ -11,6 +11,7 @@ fn spec(arch: Arch, deny_sockets: bool) -> FilterSpec {
         deny_sockets,
         own_network_namespace: false,
         keep_process_group: false,
+        supervised: false,
     }
 }
 
@@ -26,6 +27,7 @@ fn all_specs() -> Vec<FilterSpec> {
                 spec(arch, true).with_own_network_namespace(),
                 spec(arch, true).without_pid_namespace(),
                 spec(arch, false).without_pid_namespace(),
+                spec(arch, true).without_pid_namespace().with_supervisor(),
             ]
         })
         .collect()
@@ -56,7 +58,7 @@ fn every_spec_compiles_to_whole_instructions() {
 
 #[test]
 fn version_is_recorded() {
-    assert_eq!(FILTER_VERSION, 5);
+    assert_eq!(FILTER_VERSION, 6);
     assert_eq!(
         compile(&spec(Arch::Aarch64, true)).unwrap().version(),
         FILTER_VERSION
@@ -205,6 +207,50 @@ fn spot_checks_through_the_interpreter() {
     assert_eq!(eval::run(&allowed, &socket), ALLOW);
     let x32_getpid = data(Arch::X86_64, 0x4000_0000 | 39, [0; 6]);
     assert_eq!(eval::run(&allowed, &x32_getpid), KILL_PROCESS);
+}
+
+#[test]
+fn the_supervisor_gets_writes_and_metadata_after_every_refusal() {
+    const NOTIFY: u32 = 0x7fc0_0000;
+    for arch in Arch::ALL {
+        let program = program(&spec(arch, true).without_pid_namespace().with_supervisor());
+        let run = |name, args| eval::run(&program, &data(arch, number(arch, name), args));
+        // openat(dirfd, path, flags, mode)
+        assert_eq!(run("openat", [0; 6]), ALLOW, "{arch}: O_RDONLY");
+        assert_eq!(
+            run("openat", [0, 0, 0o2_000_000, 0, 0, 0]),
+            ALLOW,
+            "{arch}: O_CLOEXEC"
+        );
+        for flags in [0o1, 0o2, 0o3, 0o100, 0o1000, 0o2_000_101] {
+            assert_eq!(
+                run("openat", [0, 0, flags, 0, 0, 0]),
+                NOTIFY,
+                "{arch}: {flags:#o}"
+            );
+        }
+        // A set-id mode is refused before the supervisor sees it.
+        assert_eq!(run("openat", [0, 0, 0o101, 0o4755, 0, 0]), EPERM, "{arch}");
+        assert_eq!(run("fchmodat", [0, 0, 0o4755, 0, 0, 0]), EPERM, "{arch}");
+        assert_eq!(run("fchmodat", [0, 0, 0o755, 0, 0, 0]), NOTIFY, "{arch}");
+        for name in [
+            "mkdirat",
+            "unlinkat",
+            "renameat2",
+            "linkat",
+            "symlinkat",
+            "utimensat",
+        ] {
+            assert_eq!(run(name, [0; 6]), NOTIFY, "{arch}: {name}");
+        }
+        assert_eq!(run("openat2", [0; 6]), ENOSYS, "{arch}");
+        assert_eq!(run("mount", [0; 6]), EPERM, "{arch}");
+        assert_eq!(run("setsid", [0; 6]), EPERM, "{arch}");
+    }
+    // Without a supervisor nothing is notified.
+    let plain = program(&spec(Arch::X86_64, true).without_pid_namespace());
+    let write_open = data(Arch::X86_64, 257, [0, 0, 1, 0, 0, 0]);
+    assert_eq!(eval::run(&plain, &write_open), ALLOW);
 }
 
 /// What the rule table says the verdict is, read row by row.

@@ -13,12 +13,14 @@ use crate::{Arch, FilterSpec};
 mod always;
 mod no_namespace;
 mod sockets;
+mod supervised;
 #[cfg(test)]
 mod tests;
 
 use always::ALWAYS_DENIED;
 use no_namespace::NO_NAMESPACE_DENIALS;
 use sockets::{LOOPBACK_SOCKET_DENIALS, SOCKET_DENIAL};
+use supervised::SUPERVISED;
 
 /// What the filter answers when a rule matches.
 #[non_exhaustive]
@@ -33,6 +35,11 @@ pub enum Action {
     /// Fail the call with `ENOSYS`, as a kernel without the call would, so libc falls back.
     #[serde(rename = "ENOSYS")]
     Enosys,
+    /// Stop the caller and hand the call to the supervisor listening on the filter
+    /// (`SECCOMP_RET_USER_NOTIF`). Matched after every refusal, so a call a refusal covers
+    /// never reaches the supervisor.
+    #[serde(rename = "NOTIFY (the supervisor decides and performs it)")]
+    Notify,
     /// Kill the whole process with `SIGSYS`.
     #[serde(rename = "KILL_PROCESS")]
     KillProcess,
@@ -223,7 +230,8 @@ pub(super) const fn eperm(syscall: &'static str, why: &'static str) -> Denial {
 /// The filter for `spec`, row by row, in the order the program decides.
 ///
 /// The first rows refuse foreign ABIs; then come the per-call rules (a call that matches one of
-/// them gets its action, and no call has two actions); the last row is the default, `ALLOW`.
+/// them gets its action, and no call has two actions but a refusal followed by
+/// [`Action::Notify`]); the last row is the default, `ALLOW`.
 /// Calls the architecture lacks are listed with [`Action::Absent`] and no number.
 pub fn rule_table(spec: &FilterSpec) -> Vec<Rule> {
     let arch = spec.arch;
@@ -259,7 +267,13 @@ pub fn rule_table(spec: &FilterSpec) -> Vec<Rule> {
     } else {
         &[]
     };
-    for denial in ALWAYS_DENIED.iter().chain(socket).chain(group) {
+    let supervised: &[Denial] = if spec.supervised { &SUPERVISED } else { &[] };
+    for denial in ALWAYS_DENIED
+        .iter()
+        .chain(socket)
+        .chain(group)
+        .chain(supervised)
+    {
         let (number, action) = match syscalls::lookup(arch, denial.syscall) {
             Lookup::Number(number) => (Some(number), denial.action),
             // An unknown name is a bug in the tables; `compile` reports it as an error.

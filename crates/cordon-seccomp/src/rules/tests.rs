@@ -7,6 +7,7 @@ fn spec(arch: Arch, deny_sockets: bool) -> FilterSpec {
         deny_sockets,
         own_network_namespace: false,
         keep_process_group: false,
+        supervised: false,
     }
 }
 

@@ -1,0 +1,255 @@
+//! The pure half: whether a change at a resolved path may happen.
+//!
+//! The supervisor hands over the path it resolved itself (the real path of the parent
+//! directory it holds open, and the last name), never a path the jail wrote: what is judged is
+//! what the call would change.
+
+use std::ffi::OsStr;
+use std::path::{Component, Path, PathBuf};
+
+use cordon_policy::AutoRun;
+
+/// What a call would do at a path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    /// Open for writing, truncate, or create an entry (a file, directory, link, node).
+    Write,
+    /// Remove the entry, or rename it (as the source or the destination).
+    Remove,
+    /// Change its mode, owner, times or extended attributes.
+    Metadata,
+    /// Give it a second name (the source of a hard link).
+    LinkSource,
+}
+
+/// Why a change was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    /// The path the change would have touched.
+    pub path: PathBuf,
+    /// A stable rule id: `outside-writable`, `masked`, `protected`, `git-directory`,
+    /// `auto-run`, `writable-root`.
+    pub rule: &'static str,
+    /// What the call fails with.
+    pub errno: i32,
+}
+
+/// What the supervisor enforces, as plain data.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Rules {
+    /// Writable roots (canonical): changes happen below them only.
+    pub writable: Vec<PathBuf>,
+    /// Files outside them that may be opened for writing (`/dev/null`, `/dev/tty`, …), exactly.
+    pub devices: Vec<PathBuf>,
+    /// Protected paths (canonical): nothing at or below them changes, and no directory above
+    /// them is removed or renamed.
+    pub protected: Vec<PathBuf>,
+    /// Credential masks (canonical): the supervisor opens files for the jail, so it refuses
+    /// what Landlock hides from it, at and below them, whatever the change.
+    pub masked: Vec<PathBuf>,
+}
+
+const EACCES: i32 = 13;
+const EPERM: i32 = 1;
+const EBUSY: i32 = 16;
+
+impl Rules {
+    /// Whether `change` may happen at `path` (absolute, without `.` or `..`).
+    ///
+    /// # Errors
+    ///
+    /// The [`Refusal`] naming the rule that speaks first.
+    pub fn judge(&self, change: Change, path: &Path) -> Result<(), Refusal> {
+        let refuse = |rule, errno| {
+            Err(Refusal {
+                path: path.to_path_buf(),
+                rule,
+                errno,
+            })
+        };
+        let denied = if change == Change::Metadata {
+            EPERM
+        } else {
+            EACCES
+        };
+        if !is_plain(path) {
+            return refuse("outside-writable", denied);
+        }
+        if self.masked.iter().any(|m| path.starts_with(m)) {
+            return refuse("masked", denied);
+        }
+        if change == Change::Write && self.devices.iter().any(|d| d == path) {
+            return Ok(());
+        }
+        let Some(root) = self
+            .writable
+            .iter()
+            .filter(|r| path.starts_with(r))
+            .max_by_key(|r| r.as_os_str().len())
+        else {
+            return refuse("outside-writable", denied);
+        };
+        if path == root && change == Change::Remove {
+            return refuse("writable-root", EBUSY);
+        }
+        if self.protected.iter().any(|p| path.starts_with(p)) {
+            return refuse("protected", denied);
+        }
+        if change == Change::Remove && self.protected.iter().any(|p| p.starts_with(path)) {
+            return refuse("protected", denied);
+        }
+        let rel: Vec<&OsStr> = path
+            .strip_prefix(root)
+            .map(|r| r.iter().collect())
+            .unwrap_or_default();
+        if let Some(rule) = by_name(&rel, change == Change::Remove) {
+            return refuse(rule, denied);
+        }
+        Ok(())
+    }
+}
+
+fn is_plain(path: &Path) -> bool {
+    path.is_absolute()
+        && path
+            .components()
+            .all(|c| matches!(c, Component::RootDir | Component::Normal(_)))
+}
+
+/// The registry's names, at any depth below a root: a git directory's auto-run entries (`hooks`
+/// but git's own `*.sample` files, `config`, …) and the root-scope entries (`.envrc`,
+/// `.vscode/tasks.json`, `*.code-workspace`, …). A removal or rename also may not take away a
+/// `.git` or a directory on the way to an entry (`.vscode`), which would carry protection off.
+fn by_name(rel: &[&OsStr], removing: bool) -> Option<&'static str> {
+    let names: Vec<String> = rel
+        .iter()
+        .map(|c| c.to_string_lossy().into_owned())
+        .collect();
+    for i in 0..names.len() {
+        if names[i] == ".git" {
+            let rest = names[i + 1..].join("/");
+            if rest.is_empty() {
+                if removing {
+                    return Some("git-directory");
+                }
+                continue;
+            }
+            if AutoRun::for_git_dir_path(&rest, false).is_some()
+                && !(names[i + 1] == "hooks" && rest.ends_with(".sample"))
+            {
+                return Some("git-directory");
+            }
+        }
+        for j in i..names.len() {
+            let joined = names[i..=j].join("/");
+            if AutoRun::for_root_name(&joined).is_some() {
+                return Some("auto-run");
+            }
+            if removing && j + 1 == names.len() && leads_to_entry(&joined) {
+                return Some("auto-run");
+            }
+        }
+    }
+    None
+}
+
+/// Whether a registry entry lies below `prefix` (`.vscode` for `.vscode/tasks.json`).
+fn leads_to_entry(prefix: &str) -> bool {
+    AutoRun::REGISTRY.iter().any(|e| {
+        e.name()
+            .strip_prefix(prefix)
+            .is_some_and(|rest| rest.starts_with('/'))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rules() -> Rules {
+        Rules {
+            writable: vec!["/ws".into(), "/tmp/run".into()],
+            devices: vec!["/dev/null".into()],
+            protected: vec!["/ws/keep".into()],
+            masked: vec!["/ws/.env".into()],
+        }
+    }
+
+    fn rule(change: Change, path: &str) -> Option<&'static str> {
+        rules().judge(change, Path::new(path)).err().map(|r| r.rule)
+    }
+
+    #[test]
+    fn the_top_of_a_root_takes_new_entries_but_protected_names_are_refused_at_any_depth() {
+        for ok in [
+            "/ws/Cargo.lock",
+            "/ws/build",
+            "/ws/.git/index.lock",
+            "/ws/.git/objects/ab/cd",
+            "/ws/.git/hooks/pre-commit.sample",
+            "/ws/sub/.git/refs/heads/main",
+            "/tmp/run/x",
+        ] {
+            assert_eq!(rule(Change::Write, ok), None, "{ok}");
+        }
+        for (path, why) in [
+            ("/ws/.git/hooks/pre-commit", "git-directory"),
+            ("/ws/.git/config", "git-directory"),
+            ("/ws/a/b/.git/hooks/post-checkout", "git-directory"),
+            ("/ws/.envrc", "auto-run"),
+            ("/ws/deep/down/.envrc", "auto-run"),
+            ("/ws/keep", "protected"),
+            ("/ws/keep/inside", "protected"),
+            ("/ws/.env", "masked"),
+            ("/home/u/.bashrc", "outside-writable"),
+            ("/ws/../etc/x", "outside-writable"),
+            ("relative", "outside-writable"),
+        ] {
+            assert_eq!(rule(Change::Write, path), Some(why), "{path}");
+        }
+        assert_eq!(rule(Change::Write, "/dev/null"), None);
+        assert_eq!(
+            rule(Change::Metadata, "/dev/null"),
+            Some("outside-writable")
+        );
+    }
+
+    #[test]
+    fn a_removal_may_not_carry_protection_away() {
+        assert_eq!(rule(Change::Remove, "/ws/.git"), Some("git-directory"));
+        assert_eq!(rule(Change::Write, "/ws/.git"), None, "git init makes one");
+        assert_eq!(rule(Change::Remove, "/ws"), Some("writable-root"));
+        assert_eq!(rule(Change::Remove, "/ws/keep"), Some("protected"));
+        assert_eq!(
+            rules()
+                .judge(Change::Remove, Path::new("/ws/keep/../x"))
+                .map_err(|r| r.errno),
+            Err(EACCES)
+        );
+        assert_eq!(rule(Change::Remove, "/ws/src/main.rs"), None);
+        assert_eq!(rule(Change::Remove, "/ws/.git/index.lock"), None);
+        let vscode = AutoRun::REGISTRY
+            .iter()
+            .map(AutoRun::name)
+            .find(|n| n.contains('/'))
+            .and_then(|n| n.split('/').next());
+        if let Some(dir) = vscode {
+            let path = format!("/ws/{dir}");
+            assert_eq!(rule(Change::Remove, &path), Some("auto-run"), "{path}");
+            assert_eq!(rule(Change::Write, &path), None, "{path}");
+        }
+    }
+
+    #[test]
+    fn metadata_outside_the_roots_is_refused_with_eperm() {
+        let r = rules()
+            .judge(Change::Metadata, Path::new("/home/u/.ssh/id"))
+            .unwrap_err();
+        assert_eq!((r.rule, r.errno), ("outside-writable", EPERM));
+        assert_eq!(rule(Change::Metadata, "/ws/script.sh"), None);
+        assert_eq!(
+            rule(Change::LinkSource, "/ws/.git/config"),
+            Some("git-directory")
+        );
+    }
+}

@@ -1,0 +1,126 @@
+//! cordon's supervisor: where no namespace can be made (a container, a CI runner, a
+//! distribution that refuses user namespaces), the calls Landlock cannot judge finely enough
+//! are handed to this process by seccomp user notification, and performed here.
+//!
+//! The Landlock backend grants the writable roots whole, so a command can create, rename and
+//! remove entries anywhere in them, top level included; its seccomp filter
+//! (`cordon_seccomp::FilterSpec::supervised`) sends every call that changes a name or an
+//! inode's metadata to the listener served here. For each call the supervisor:
+//!
+//! 1. copies the path out of the caller's memory once (never looks again: the memory can change
+//!    after a check, which is why it never lets the kernel *continue* a call it judged);
+//! 2. resolves it itself, directory by descriptor, the last name followed one link at a time;
+//! 3. asks the pure [`Rules::judge`] whether the change may happen at the real path: inside a
+//!    writable root, outside every credential mask and protected path, and not at a name the
+//!    auto-run registry lists (`.git/hooks`, `.git/config`, `.envrc`, …) at any depth;
+//! 4. performs the call on the descriptors it holds, with the caller's umask and no capability
+//!    (a root launcher's supervisor does only what the capability-less jail could), and answers
+//!    with the result, or installs the opened descriptor in the caller
+//!    (`SECCOMP_IOCTL_NOTIF_ADDFD`, atomically with the answer).
+//!
+//! Metadata changes (mode, owner, times, extended attributes) outside the writable roots, which
+//! Landlock has no right for, are refused here.
+//!
+//! # What this crate is not
+//!
+//! It does not install the filter (the launcher's child does, between `fork` and `exec`, and
+//! hands the listener over), choose a backend, or see reads: a read-only `open` never reaches
+//! it, and Landlock alone rules reads. It is not a sandbox on its own: without Landlock the
+//! calls it does not see (reads, `exec`) are not restricted.
+
+#[cfg(target_os = "linux")]
+mod judge;
+#[cfg(target_os = "linux")]
+mod ops;
+#[cfg(target_os = "linux")]
+mod resolve;
+#[cfg(target_os = "linux")]
+mod sys;
+
+#[cfg(target_os = "linux")]
+pub use judge::{Change, Refusal, Rules};
+
+#[cfg(target_os = "linux")]
+pub use serve::{Report, serve, spawn};
+
+#[cfg(target_os = "linux")]
+mod serve {
+    use std::io;
+    use std::os::fd::{AsFd, OwnedFd};
+    use std::thread::JoinHandle;
+
+    use crate::judge::{Refusal, Rules};
+    use crate::ops::{self, Outcome};
+    use crate::sys;
+
+    /// The most refusals a [`Report`] keeps (every one is counted).
+    pub const KEPT_REFUSALS: usize = 64;
+
+    /// What a supervisor did, when every process under its filter is gone.
+    #[derive(Debug, Clone, Default, PartialEq, Eq)]
+    pub struct Report {
+        /// Calls answered.
+        pub handled: u64,
+        /// Calls refused by the judge.
+        pub refused: u64,
+        /// The first [`KEPT_REFUSALS`] refusals, in order.
+        pub refusals: Vec<Refusal>,
+    }
+
+    /// Serves `listener` on the calling thread until no process uses the filter.
+    ///
+    /// Call it on a thread of its own: it takes the thread's filesystem context apart
+    /// (`unshare(CLONE_FS)`, for the umask) and empties its effective capabilities.
+    ///
+    /// # Errors
+    ///
+    /// When the thread cannot be prepared; the listener is then closed, so every supervised
+    /// call fails (`ENOSYS`) rather than going through unjudged.
+    pub fn serve(listener: OwnedFd, rules: &Rules) -> io::Result<Report> {
+        sys::own_fs_context()?;
+        sys::drop_effective_capabilities()?;
+        let mut report = Report::default();
+        loop {
+            if !sys::wait_readable(listener.as_fd())? {
+                return Ok(report);
+            }
+            let Ok(n) = sys::receive(listener.as_fd()) else {
+                // The caller is gone (ENOENT) or a signal interrupted the wait.
+                continue;
+            };
+            let outcome = ops::handle(rules, &n);
+            report.handled += 1;
+            let answer = match outcome {
+                Outcome::Value(v) => Ok(v),
+                Outcome::Errno(e) => Err(e),
+                Outcome::Refused(r) => {
+                    report.refused += 1;
+                    let errno = r.errno;
+                    if report.refusals.len() < KEPT_REFUSALS {
+                        report.refusals.push(r);
+                    }
+                    Err(errno)
+                }
+                Outcome::Fd(fd, cloexec) => {
+                    match sys::send_fd(listener.as_fd(), n.id, fd.as_fd(), cloexec) {
+                        Ok(()) => continue,
+                        Err(e) => Err(e.raw_os_error().unwrap_or(libc::EIO)),
+                    }
+                }
+            };
+            // The caller may have died meanwhile (ENOENT): nothing to answer.
+            let _ = sys::respond(listener.as_fd(), n.id, answer);
+        }
+    }
+
+    /// [`serve`] on a thread of its own, named `cordon-supervisor`.
+    ///
+    /// # Errors
+    ///
+    /// When the thread cannot be started.
+    pub fn spawn(listener: OwnedFd, rules: Rules) -> io::Result<JoinHandle<io::Result<Report>>> {
+        std::thread::Builder::new()
+            .name("cordon-supervisor".into())
+            .spawn(move || serve(listener, &rules))
+    }
+}

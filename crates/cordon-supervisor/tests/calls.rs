@@ -1,0 +1,343 @@
+//! The supervisor against real calls: a shell under a supervised seccomp filter (no Landlock:
+//! the supervisor alone decides) creates, renames, links and changes metadata, and each
+//! answer is compared with what the rules say. Every refused case is checked to have had no
+//! effect on disk, and the same script run without the filter is checked to do what is refused
+//! (so a case that fails for another reason cannot pass).
+
+#![allow(unsafe_code)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::io::Read;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use cordon_seccomp::{FilterSpec, compile};
+use cordon_supervisor::{Rules, spawn};
+
+fn socketpair() -> (OwnedFd, OwnedFd) {
+    let mut fds = [0; 2];
+    // SAFETY: socketpair writes two descriptors.
+    let rc = unsafe {
+        libc::socketpair(
+            libc::AF_UNIX,
+            libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC,
+            0,
+            fds.as_mut_ptr(),
+        )
+    };
+    assert_eq!(rc, 0, "socketpair: {}", std::io::Error::last_os_error());
+    // SAFETY: fresh descriptors owned by nothing else.
+    unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) }
+}
+
+/// In the child, between fork and exec: the filter with a listener, the listener sent to the
+/// parent. Async-signal-safe: raw calls on memory prepared before the fork.
+fn install(command: &mut Command, filter: Vec<u8>, sock: RawFd) {
+    // SAFETY: see above.
+    unsafe {
+        command.pre_exec(move || {
+            let prog = libc::sock_fprog {
+                len: (filter.len() / 8) as u16,
+                filter: filter.as_ptr() as *mut libc::sock_filter,
+            };
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // As the jail does: no capability (a root test run keeps its uid only).
+            let mut header = [0x2008_0522u32, 0];
+            let data = [0u32; 6];
+            if libc::syscall(libc::SYS_capset, header.as_mut_ptr(), data.as_ptr()) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            let fd = libc::syscall(
+                libc::SYS_seccomp,
+                libc::SECCOMP_SET_MODE_FILTER,
+                libc::SECCOMP_FILTER_FLAG_NEW_LISTENER,
+                &raw const prog,
+            );
+            if fd < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            let fd = fd as RawFd;
+            let mut byte = [0u8; 1];
+            let mut iov = libc::iovec {
+                iov_base: byte.as_mut_ptr().cast(),
+                iov_len: 1,
+            };
+            let mut space = [0u8; 64];
+            let mut msg: libc::msghdr = std::mem::zeroed();
+            msg.msg_iov = &raw mut iov;
+            msg.msg_iovlen = 1;
+            msg.msg_control = space.as_mut_ptr().cast();
+            msg.msg_controllen = libc::CMSG_SPACE(4) as usize;
+            let cmsg = libc::CMSG_FIRSTHDR(&raw const msg);
+            (*cmsg).cmsg_level = libc::SOL_SOCKET;
+            (*cmsg).cmsg_type = libc::SCM_RIGHTS;
+            (*cmsg).cmsg_len = libc::CMSG_LEN(4) as usize;
+            std::ptr::write_unaligned(libc::CMSG_DATA(cmsg).cast::<RawFd>(), fd);
+            if libc::sendmsg(sock, &raw const msg, 0) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            libc::close(fd);
+            Ok(())
+        });
+    }
+}
+
+fn receive(sock: &OwnedFd) -> OwnedFd {
+    let mut byte = [0u8; 1];
+    let mut iov = libc::iovec {
+        iov_base: byte.as_mut_ptr().cast(),
+        iov_len: 1,
+    };
+    let mut space = [0u8; 64];
+    // SAFETY: msghdr is plain data; recvmsg fills it and the control buffer.
+    unsafe {
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &raw mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = space.as_mut_ptr().cast();
+        msg.msg_controllen = space.len();
+        let n = libc::recvmsg(sock.as_raw_fd(), &raw mut msg, libc::MSG_CMSG_CLOEXEC);
+        assert_eq!(n, 1, "recvmsg: {}", std::io::Error::last_os_error());
+        let cmsg = libc::CMSG_FIRSTHDR(&raw const msg);
+        assert!(!cmsg.is_null(), "no descriptor came");
+        OwnedFd::from_raw_fd(std::ptr::read_unaligned(
+            libc::CMSG_DATA(cmsg).cast::<RawFd>(),
+        ))
+    }
+}
+
+struct Run {
+    out: String,
+    report: cordon_supervisor::Report,
+}
+
+/// Runs `script` with `sh` in `dir`, supervised by `rules` (or not at all).
+fn run(dir: &Path, script: &str, rules: Option<Rules>) -> Run {
+    let mut command = Command::new("/bin/sh");
+    command
+        .arg("-c")
+        .arg(script)
+        .current_dir(dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let Some(rules) = rules else {
+        let out = command.output().unwrap();
+        return Run {
+            out: String::from_utf8_lossy(&out.stdout).into_owned(),
+            report: Default::default(),
+        };
+    };
+    let spec = FilterSpec::for_host(false).unwrap().with_supervisor();
+    let filter = compile(&spec).unwrap().bytes().to_vec();
+    let (parent, child) = socketpair();
+    install(&mut command, filter, child.as_raw_fd());
+    let mut proc = command.spawn().unwrap();
+    drop(child);
+    let listener = receive(&parent);
+    let supervisor = spawn(listener, rules).unwrap();
+    let mut out = String::new();
+    proc.stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
+    proc.wait().unwrap();
+    let report = supervisor.join().unwrap().unwrap();
+    Run { out, report }
+}
+
+struct Tree {
+    _tmp: tempfile::TempDir,
+    ws: PathBuf,
+    outside: PathBuf,
+}
+
+fn tree() -> Tree {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = tmp.path().canonicalize().unwrap();
+    let ws = base.join("ws");
+    let outside = base.join("outside");
+    for d in [&ws, &ws.join(".git/hooks"), &outside] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    std::fs::write(ws.join(".git/config"), "[core]\n").unwrap();
+    std::fs::write(outside.join("file"), "host\n").unwrap();
+    Tree {
+        _tmp: tmp,
+        ws,
+        outside,
+    }
+}
+
+fn rules(t: &Tree) -> Rules {
+    Rules {
+        writable: vec![t.ws.clone()],
+        devices: vec!["/dev/null".into()],
+        protected: vec![],
+        masked: vec![],
+    }
+}
+
+/// `name: ok` or `name: no` per line, from `cmd && echo ok || echo no`.
+fn case(name: &str, cmd: &str) -> String {
+    format!("if {cmd} 2>/dev/null; then echo '{name}: ok'; else echo '{name}: no'; fi\n")
+}
+
+fn verdicts(out: &str) -> Vec<(String, bool)> {
+    out.lines()
+        .filter_map(|l| l.split_once(": "))
+        .map(|(n, v)| (n.to_owned(), v == "ok"))
+        .collect()
+}
+
+fn script(t: &Tree) -> String {
+    let o = t.outside.display();
+    [
+        case("create-top", "echo x > new.txt"),
+        case("mkdir-top", "mkdir build"),
+        case("rename-top", "mv build build2"),
+        case("link-top", "ln new.txt hard.txt"),
+        case("symlink-top", "ln -s new.txt soft.txt"),
+        case("chmod-inside", "chmod 600 new.txt"),
+        case("touch-inside", "touch -d 2001-01-01 new.txt"),
+        case("remove-top", "rm hard.txt"),
+        case("devnull", "echo x > /dev/null"),
+        case("index-lock", "echo x > .git/index.lock"),
+        case("sample-hook", "echo x > .git/hooks/pre-commit.sample"),
+        case("hook", "echo x > .git/hooks/pre-commit"),
+        case("config", "echo x >> .git/config"),
+        case(
+            "nested-hook",
+            "mkdir -p sub/.git/hooks && echo x > sub/.git/hooks/post-checkout",
+        ),
+        case("envrc", "echo x > deep.envrc.d && echo x > .envrc"),
+        case("rename-into-hooks", "mv new.txt .git/hooks/pre-push"),
+        case("outside-create", &format!("echo x > {o}/new")),
+        case("outside-chmod", &format!("chmod 600 {o}/file")),
+        case("outside-touch", &format!("touch -d 2001-01-01 {o}/file")),
+        case(
+            "link-out",
+            &format!("ln -s {o}/made out-link && echo x > out-link"),
+        ),
+        case(
+            "reopen-config",
+            "exec 3<.git/config && echo x >> /proc/self/fd/3",
+        ),
+        case("dev-fd-config", "exec 4<.git/config && echo x >> /dev/fd/4"),
+        case("link-config", "ln .git/config cfg"),
+        case("rename-git", "mv .git g"),
+    ]
+    .concat()
+}
+
+#[test]
+fn entries_come_and_go_at_the_top_of_a_root_and_protected_names_are_refused() {
+    let t = tree();
+
+    // With no supervisor every case succeeds: each refusal below is the supervisor's.
+    let bare = tree();
+    let free = verdicts(&run(&bare.ws, &script(&bare), None).out);
+    let failed: Vec<_> = free.iter().filter(|(_, ok)| !ok).collect();
+    assert!(
+        failed.is_empty(),
+        "cases that fail without a supervisor: {failed:?}"
+    );
+    assert_eq!(free.len(), 24);
+
+    let ran = run(&t.ws, &script(&t), Some(rules(&t)));
+    let got = verdicts(&ran.out);
+    let expect_ok = [
+        "create-top",
+        "mkdir-top",
+        "rename-top",
+        "link-top",
+        "symlink-top",
+        "chmod-inside",
+        "touch-inside",
+        "remove-top",
+        "devnull",
+        "index-lock",
+        "sample-hook",
+    ];
+    assert_eq!(got.len(), 24, "{}", ran.out);
+    for (name, ok) in &got {
+        assert_eq!(
+            *ok,
+            expect_ok.contains(&name.as_str()),
+            "{name}\n{}",
+            ran.out
+        );
+    }
+    // Nothing refused left a trace.
+    assert!(!t.ws.join(".git/hooks/pre-commit").exists());
+    assert_eq!(
+        std::fs::read_to_string(t.ws.join(".git/config")).unwrap(),
+        "[core]\n"
+    );
+    assert!(!t.ws.join("sub/.git/hooks/post-checkout").exists());
+    assert!(!t.ws.join(".envrc").exists());
+    assert!(t.ws.join(".git").is_dir() && !t.ws.join("g").exists());
+    assert!(!t.outside.join("new").exists(), "outside/new");
+    assert!(!t.outside.join("made").exists(), "outside/made");
+    assert!(!t.ws.join("cfg").exists());
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(t.outside.join("file"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_ne!(mode & 0o777, 0o600);
+    let mtime = std::fs::metadata(t.outside.join("file"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    assert!(
+        mtime
+            > std::time::SystemTime::UNIX_EPOCH
+                + std::time::Duration::from_secs(1_000_000_000 + 31_536_000)
+    );
+    // What was allowed happened.
+    assert_eq!(
+        std::fs::read_to_string(t.ws.join("new.txt")).unwrap(),
+        "x\n"
+    );
+    assert!(t.ws.join("build2").is_dir());
+    assert_eq!(
+        std::fs::metadata(t.ws.join("new.txt"))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777,
+        0o600
+    );
+    // Every refusal is reported with its rule.
+    let rules_seen: Vec<&str> = ran.report.refusals.iter().map(|r| r.rule).collect();
+    for rule in ["git-directory", "auto-run", "outside-writable"] {
+        assert!(rules_seen.contains(&rule), "{rule} not in {rules_seen:?}");
+    }
+    assert!(ran.report.handled > ran.report.refused);
+}
+
+#[test]
+fn files_are_made_with_the_callers_umask() {
+    let t = tree();
+    let ran = run(
+        &t.ws,
+        "umask 077; echo x > private && mkdir pdir && echo done",
+        Some(rules(&t)),
+    );
+    assert_eq!(ran.out.trim(), "done", "{:?}", ran.report);
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &str| {
+        std::fs::metadata(t.ws.join(p))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777
+    };
+    assert_eq!(mode("private"), 0o600);
+    assert_eq!(mode("pdir"), 0o700);
+}
