@@ -138,7 +138,7 @@ pub use features::{Changes, RootChanges};
 pub use host::ending::{end_all as end_all_jails, end_jails_on_signals, termination_signal};
 pub use host::reaper::{REAPER_NAME, start_session_forked};
 pub use host::sockets::listening_unix_sockets;
-pub use host::supervise::Forward;
+pub use host::supervise::{Forward, Handover};
 pub use host::sys::prepare_child;
 pub use launcher::{
     BackendChoice, Explanation, Launcher, NetworkReport, RunRequest, RunResult, RunStatus, Stream,

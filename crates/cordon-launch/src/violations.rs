@@ -82,6 +82,50 @@ impl Violation {
     }
 }
 
+impl Violation {
+    /// A call the Landlock backend's supervisor refused (`cordon-supervisor`): the real path
+    /// it would have changed and the supervisor's rule.
+    pub(crate) fn from_supervisor(refused: &crate::host::supervise::Refused) -> Violation {
+        let path = refused.path.to_string_lossy().into_owned();
+        let rule = match refused.rule {
+            "outside-writable" => "outside the writable set",
+            "masked" => "a credential mask",
+            "protected" => "a protected path (read-only in every writable root)",
+            "git-directory" => {
+                "a git directory's hooks or configuration, which host git runs or reads"
+            }
+            "auto-run" => "an auto-run file a host program runs later",
+            "writable-root" => "a writable root itself, which may not be removed or renamed",
+            other => other,
+        };
+        if let Some(key) = &refused.key {
+            return Violation {
+                kind: ViolationKind::GitConfigRefused,
+                line: format!("cordon's supervisor left {key} out of {path}"),
+                path: Some(path),
+                rule: Some("a git configuration key that makes host git run a program".into()),
+                host: None,
+                port: None,
+                key: Some(key.clone()),
+                operation: None,
+            };
+        }
+        Violation {
+            kind: ViolationKind::WriteDenied,
+            line: format!(
+                "cordon's supervisor refused a change at {path}: {}",
+                refused.rule
+            ),
+            path: Some(path),
+            rule: Some(rule.to_owned()),
+            host: None,
+            port: None,
+            key: None,
+            operation: None,
+        }
+    }
+}
+
 /// The operations the jail refuses that programs name in their messages, and the rule each met.
 const OPERATIONS: &[(&[&str], &str)] = &[
     (

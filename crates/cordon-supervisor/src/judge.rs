@@ -12,8 +12,11 @@ use cordon_policy::AutoRun;
 /// What a call would do at a path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Change {
-    /// Open for writing, truncate, or create an entry (a file, directory, link, node).
+    /// Open for writing, truncate, or create an entry (a file, link, node).
     Write,
+    /// Create a directory: an auto-run entry that is a directory (`.git/hooks`, `.vscode`)
+    /// may be made empty, nothing in it.
+    MakeDir,
     /// Remove the entry, or rename it (as the source or the destination).
     Remove,
     /// Change its mode, owner, times or extended attributes.
@@ -32,6 +35,9 @@ pub struct Refusal {
     pub rule: &'static str,
     /// What the call fails with.
     pub errno: i32,
+    /// For a git configuration the supervisor brokered (`git-config` rule): the key it dropped.
+    /// The call itself succeeded without it.
+    pub key: Option<String>,
 }
 
 /// What the supervisor enforces, as plain data.
@@ -65,6 +71,7 @@ impl Rules {
                 path: path.to_path_buf(),
                 rule,
                 errno,
+                key: None,
             })
         };
         let denied = if change == Change::Metadata {
@@ -102,10 +109,27 @@ impl Rules {
             .strip_prefix(root)
             .map(|r| r.iter().collect())
             .unwrap_or_default();
-        if let Some(rule) = by_name(&rel, change == Change::Remove) {
+        if let Some(rule) = by_name(&rel, change) {
             return refuse(rule, denied);
         }
         Ok(())
+    }
+
+    /// Whether `path` is a git configuration the supervisor brokers (see [`is_git_config`]):
+    /// inside a writable root, not masked and not a protected path of the plan.
+    pub fn brokers(&self, path: &Path) -> bool {
+        if !is_plain(path) || self.masked.iter().any(|m| path.starts_with(m)) {
+            return false;
+        }
+        if self.protected.iter().any(|p| path.starts_with(p)) {
+            return false;
+        }
+        self.writable
+            .iter()
+            .filter(|r| path.starts_with(r))
+            .max_by_key(|r| r.as_os_str().len())
+            .and_then(|root| path.strip_prefix(root).ok())
+            .is_some_and(|rel| is_git_config(&rel.iter().collect::<Vec<_>>()))
     }
 }
 
@@ -117,33 +141,43 @@ fn is_plain(path: &Path) -> bool {
 }
 
 /// The registry's names, at any depth below a root: a git directory's auto-run entries (`hooks`
-/// but git's own `*.sample` files, `config`, …) and the root-scope entries (`.envrc`,
-/// `.vscode/tasks.json`, `*.code-workspace`, …). A removal or rename also may not take away a
-/// `.git` or a directory on the way to an entry (`.vscode`), which would carry protection off.
-fn by_name(rel: &[&OsStr], removing: bool) -> Option<&'static str> {
+/// but git's own `*.sample` files, `config`, …), in `.git` and in the git directories below its
+/// `modules/` and `worktrees/`, and the root-scope entries (`.envrc`, `.vscode`,
+/// `*.code-workspace`, …). A removal or rename also may not take away a `.git` or a directory
+/// on the way to an entry, which would carry protection off. An entry that is a directory may be
+/// made, empty.
+fn by_name(rel: &[&OsStr], change: Change) -> Option<&'static str> {
+    let removing = change == Change::Remove;
     let names: Vec<String> = rel
         .iter()
         .map(|c| c.to_string_lossy().into_owned())
         .collect();
     for i in 0..names.len() {
         if names[i] == ".git" {
-            let rest = names[i + 1..].join("/");
-            if rest.is_empty() {
+            if i + 1 == names.len() {
                 if removing {
                     return Some("git-directory");
                 }
                 continue;
             }
-            if AutoRun::for_git_dir_path(&rest, false).is_some()
-                && !(names[i + 1] == "hooks" && rest.ends_with(".sample"))
-            {
-                return Some("git-directory");
+            for (rest, sub) in git_dir_paths(&names[i + 1..]) {
+                if let Some(entry) = AutoRun::for_git_dir_path(&rest, sub) {
+                    let sample = rest.starts_with("hooks/") && rest.ends_with(".sample");
+                    let empty_dir = change == Change::MakeDir && rest == entry.name();
+                    if !sample && !empty_dir {
+                        return Some("git-directory");
+                    }
+                }
             }
         }
         for j in i..names.len() {
             let joined = names[i..=j].join("/");
-            if AutoRun::for_root_name(&joined).is_some() {
-                return Some("auto-run");
+            if let Some(entry) = AutoRun::for_root_name(&joined) {
+                let empty_dir =
+                    change == Change::MakeDir && j + 1 == names.len() && joined == entry.name();
+                if !empty_dir {
+                    return Some("auto-run");
+                }
             }
             if removing && j + 1 == names.len() && leads_to_entry(&joined) {
                 return Some("auto-run");
@@ -151,6 +185,45 @@ fn by_name(rel: &[&OsStr], removing: bool) -> Option<&'static str> {
         }
     }
     None
+}
+
+/// The paths below a `.git` as git directories see them: the path itself, and below
+/// `modules/` or `worktrees/` every tail after a name of one component or more (a
+/// submodule's name may hold slashes, and modules nest), with whether it is a submodule's.
+fn git_dir_paths(below: &[String]) -> Vec<(String, bool)> {
+    let mut out = vec![(below.join("/"), false)];
+    let mut k = 0;
+    while k < below.len() {
+        let nested = below[k] == "modules" || below[k] == "worktrees";
+        if nested {
+            let sub = below[k] == "modules";
+            for j in k + 2..below.len() {
+                out.push((below[j..].join("/"), sub));
+            }
+        }
+        k += 1;
+    }
+    out
+}
+
+/// Whether `path` is a git directory's `config` or `config.worktree` (in `.git`, or a git
+/// directory below its `modules/` or `worktrees/`): the file git replaces by renaming a
+/// `.lock` over it, which the supervisor brokers instead of refusing.
+pub(crate) fn is_git_config(root_rel: &[&OsStr]) -> bool {
+    let names: Vec<String> = root_rel
+        .iter()
+        .map(|c| c.to_string_lossy().into_owned())
+        .collect();
+    let last = names.last().map(String::as_str);
+    if !matches!(last, Some("config" | "config.worktree")) {
+        return false;
+    }
+    (0..names.len()).any(|i| {
+        names[i] == ".git"
+            && git_dir_paths(&names[i + 1..])
+                .iter()
+                .any(|(rest, _)| rest == "config" || rest == "config.worktree")
+    })
 }
 
 /// Whether a registry entry lies below `prefix` (`.vscode` for `.vscode/tasks.json`).
@@ -238,6 +311,45 @@ mod tests {
             assert_eq!(rule(Change::Remove, &path), Some("auto-run"), "{path}");
             assert_eq!(rule(Change::Write, &path), None, "{path}");
         }
+    }
+
+    #[test]
+    fn git_directories_below_modules_and_worktrees_are_judged_too() {
+        for path in [
+            "/ws/.git/modules/lib/config",
+            "/ws/.git/modules/libs/deep/hooks/pre-commit",
+            "/ws/.git/modules/a/modules/b/config",
+            "/ws/.git/worktrees/wt/config.worktree",
+            "/ws/sub/.git/modules/x/info/attributes",
+        ] {
+            assert_eq!(rule(Change::Write, path), Some("git-directory"), "{path}");
+        }
+        assert_eq!(
+            rule(Change::Write, "/ws/.git/modules/lib/objects/ab/cd"),
+            None
+        );
+        assert_eq!(rule(Change::Write, "/ws/.git/worktrees/wt/HEAD"), None);
+        assert_eq!(
+            rule(Change::MakeDir, "/ws/.git/hooks"),
+            None,
+            "git init makes it"
+        );
+        assert_eq!(
+            rule(Change::Write, "/ws/.git/hooks"),
+            Some("git-directory"),
+            "a link"
+        );
+        assert_eq!(
+            rule(Change::MakeDir, "/ws/.git/hooks/sub"),
+            Some("git-directory")
+        );
+        let r = rules();
+        assert!(r.brokers(Path::new("/ws/.git/config")));
+        assert!(r.brokers(Path::new("/ws/.git/modules/lib/config")));
+        assert!(r.brokers(Path::new("/ws/.git/worktrees/wt/config.worktree")));
+        assert!(!r.brokers(Path::new("/ws/.git/hooks/config")));
+        assert!(!r.brokers(Path::new("/ws/config")));
+        assert!(!r.brokers(Path::new("/elsewhere/.git/config")));
     }
 
     #[test]

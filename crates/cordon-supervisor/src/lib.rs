@@ -19,12 +19,16 @@
 //!    (`SECCOMP_IOCTL_NOTIF_ADDFD`, atomically with the answer).
 //!
 //! Metadata changes (mode, owner, times, extended attributes) outside the writable roots, which
-//! Landlock has no right for, are refused here.
+//! Landlock has no right for, are refused here. A git configuration is brokered rather than
+//! refused: git replaces it by renaming a lock file over it, and the supervisor puts in its place
+//! the current file with only the caller's allowed changes (`cordon-gitconfig`), reporting each
+//! key it dropped.
 //!
 //! # What this crate is not
 //!
-//! It does not install the filter (the launcher's child does, between `fork` and `exec`, and
-//! hands the listener over), choose a backend, or see reads: a read-only `open` never reaches
+//! It does not build the filter (`cordon-seccomp` does) or decide when to install it (the
+//! launcher's child calls [`install_with_listener`] between `fork` and `exec`, and the launcher
+//! takes the listener with [`receive_listener`]), choose a backend, or see reads: a read-only `open` never reaches
 //! it, and Landlock alone rules reads. It is not a sandbox on its own: without Landlock the
 //! calls it does not see (reads, `exec`) are not restricted.
 
@@ -41,7 +45,9 @@ mod sys;
 pub use judge::{Change, Refusal, Rules};
 
 #[cfg(target_os = "linux")]
-pub use serve::{Report, serve, spawn};
+pub use serve::{KEPT_REFUSALS, Report, serve, spawn};
+#[cfg(target_os = "linux")]
+pub use sys::{install_with_listener, receive_listener};
 
 #[cfg(target_os = "linux")]
 mod serve {
@@ -100,6 +106,15 @@ mod serve {
                         report.refusals.push(r);
                     }
                     Err(errno)
+                }
+                Outcome::Brokered(dropped) => {
+                    report.refused += dropped.len() as u64;
+                    for r in dropped {
+                        if report.refusals.len() < KEPT_REFUSALS {
+                            report.refusals.push(r);
+                        }
+                    }
+                    Ok(0)
                 }
                 Outcome::Fd(fd, cloexec) => {
                     match sys::send_fd(listener.as_fd(), n.id, fd.as_fd(), cloexec) {

@@ -432,3 +432,85 @@ pub(crate) fn wait_readable(listener: BorrowedFd<'_>) -> io::Result<bool> {
         }
     }
 }
+
+/// In a child between `fork` and `exec`: installs `program` as a seccomp filter with a listener
+/// (`SECCOMP_FILTER_FLAG_NEW_LISTENER`, no-new-privileges already set) and sends the listener
+/// over the socket `to`, then closes it. Async-signal-safe: raw calls on memory prepared
+/// before the fork.
+pub fn install_with_listener(program: &[libc::sock_filter], to: RawFd) -> io::Result<()> {
+    let prog = libc::sock_fprog {
+        len: u16::try_from(program.len())
+            .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?,
+        filter: program.as_ptr().cast_mut(),
+    };
+    // SAFETY: seccomp with a program that lives across the call.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_seccomp,
+            libc::SECCOMP_SET_MODE_FILTER,
+            libc::SECCOMP_FILTER_FLAG_NEW_LISTENER,
+            &raw const prog,
+        )
+    };
+    let fd = RawFd::try_from(cvt(fd)?).map_err(|_| io::Error::from_raw_os_error(libc::EBADF))?;
+    let mut byte = [0u8; 1];
+    let mut iov = libc::iovec {
+        iov_base: byte.as_mut_ptr().cast(),
+        iov_len: 1,
+    };
+    // Room for one descriptor's control message, aligned as cmsghdr wants.
+    let mut space = [0u64; 4];
+    // SAFETY: msghdr is plain data; every pointer in it refers to the locals above, which live
+    // across sendmsg; CMSG_* stay inside `space` (CMSG_SPACE(4) is 24 bytes).
+    let sent = unsafe {
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &raw mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = space.as_mut_ptr().cast();
+        msg.msg_controllen = libc::CMSG_SPACE(4) as usize;
+        let cmsg = libc::CMSG_FIRSTHDR(&raw const msg);
+        (*cmsg).cmsg_level = libc::SOL_SOCKET;
+        (*cmsg).cmsg_type = libc::SCM_RIGHTS;
+        (*cmsg).cmsg_len = libc::CMSG_LEN(4) as usize;
+        std::ptr::write_unaligned(libc::CMSG_DATA(cmsg).cast::<RawFd>(), fd);
+        let n = libc::sendmsg(to, &raw const msg, libc::MSG_NOSIGNAL);
+        libc::close(fd);
+        n
+    };
+    cvt(sent as libc::c_long).map(drop)
+}
+
+/// The listener a child sent with [`install_with_listener`], already there (the child sends it
+/// before `exec`, and the spawn returns after the `exec`): `EAGAIN` when it is not.
+pub fn receive_listener(from: BorrowedFd<'_>) -> io::Result<OwnedFd> {
+    let mut byte = [0u8; 1];
+    let mut iov = libc::iovec {
+        iov_base: byte.as_mut_ptr().cast(),
+        iov_len: 1,
+    };
+    let mut space = [0u64; 4];
+    // SAFETY: as above; recvmsg fills the locals, and a descriptor it received is ours alone.
+    unsafe {
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &raw mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = space.as_mut_ptr().cast();
+        msg.msg_controllen = std::mem::size_of_val(&space);
+        let n = libc::recvmsg(
+            from.as_raw_fd(),
+            &raw mut msg,
+            libc::MSG_CMSG_CLOEXEC | libc::MSG_DONTWAIT,
+        );
+        cvt(n as libc::c_long)?;
+        let cmsg = libc::CMSG_FIRSTHDR(&raw const msg);
+        if n != 1
+            || cmsg.is_null()
+            || (*cmsg).cmsg_level != libc::SOL_SOCKET
+            || (*cmsg).cmsg_type != libc::SCM_RIGHTS
+        {
+            return Err(io::Error::from_raw_os_error(libc::EPROTO));
+        }
+        let fd = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<RawFd>());
+        Ok(OwnedFd::from_raw_fd(fd))
+    }
+}

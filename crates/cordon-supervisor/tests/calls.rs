@@ -8,13 +8,13 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::io::Read;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use cordon_seccomp::{FilterSpec, compile};
-use cordon_supervisor::{Rules, spawn};
+use cordon_supervisor::{Rules, install_with_listener, receive_listener, spawn};
 
 fn socketpair() -> (OwnedFd, OwnedFd) {
     let mut fds = [0; 2];
@@ -32,81 +32,31 @@ fn socketpair() -> (OwnedFd, OwnedFd) {
     unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) }
 }
 
-/// In the child, between fork and exec: the filter with a listener, the listener sent to the
-/// parent. Async-signal-safe: raw calls on memory prepared before the fork.
+/// In the child, between fork and exec, as the launcher's child does: no capability (a root
+/// test run keeps its uid only), no new privileges, the filter with its listener handed over.
 fn install(command: &mut Command, filter: Vec<u8>, sock: RawFd) {
-    // SAFETY: see above.
+    let program: Vec<libc::sock_filter> = filter
+        .chunks_exact(8)
+        .map(|c| libc::sock_filter {
+            code: u16::from_ne_bytes([c[0], c[1]]),
+            jt: c[2],
+            jf: c[3],
+            k: u32::from_ne_bytes([c[4], c[5], c[6], c[7]]),
+        })
+        .collect();
+    // SAFETY: raw calls on memory prepared before the fork; async-signal-safe.
     unsafe {
         command.pre_exec(move || {
-            let prog = libc::sock_fprog {
-                len: (filter.len() / 8) as u16,
-                filter: filter.as_ptr() as *mut libc::sock_filter,
-            };
-            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            // As the jail does: no capability (a root test run keeps its uid only).
             let mut header = [0x2008_0522u32, 0];
             let data = [0u32; 6];
             if libc::syscall(libc::SYS_capset, header.as_mut_ptr(), data.as_ptr()) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
-            let fd = libc::syscall(
-                libc::SYS_seccomp,
-                libc::SECCOMP_SET_MODE_FILTER,
-                libc::SECCOMP_FILTER_FLAG_NEW_LISTENER,
-                &raw const prog,
-            );
-            if fd < 0 {
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
-            let fd = fd as RawFd;
-            let mut byte = [0u8; 1];
-            let mut iov = libc::iovec {
-                iov_base: byte.as_mut_ptr().cast(),
-                iov_len: 1,
-            };
-            let mut space = [0u8; 64];
-            let mut msg: libc::msghdr = std::mem::zeroed();
-            msg.msg_iov = &raw mut iov;
-            msg.msg_iovlen = 1;
-            msg.msg_control = space.as_mut_ptr().cast();
-            msg.msg_controllen = libc::CMSG_SPACE(4) as usize;
-            let cmsg = libc::CMSG_FIRSTHDR(&raw const msg);
-            (*cmsg).cmsg_level = libc::SOL_SOCKET;
-            (*cmsg).cmsg_type = libc::SCM_RIGHTS;
-            (*cmsg).cmsg_len = libc::CMSG_LEN(4) as usize;
-            std::ptr::write_unaligned(libc::CMSG_DATA(cmsg).cast::<RawFd>(), fd);
-            if libc::sendmsg(sock, &raw const msg, 0) < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            libc::close(fd);
-            Ok(())
+            install_with_listener(&program, sock)
         });
-    }
-}
-
-fn receive(sock: &OwnedFd) -> OwnedFd {
-    let mut byte = [0u8; 1];
-    let mut iov = libc::iovec {
-        iov_base: byte.as_mut_ptr().cast(),
-        iov_len: 1,
-    };
-    let mut space = [0u8; 64];
-    // SAFETY: msghdr is plain data; recvmsg fills it and the control buffer.
-    unsafe {
-        let mut msg: libc::msghdr = std::mem::zeroed();
-        msg.msg_iov = &raw mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = space.as_mut_ptr().cast();
-        msg.msg_controllen = space.len();
-        let n = libc::recvmsg(sock.as_raw_fd(), &raw mut msg, libc::MSG_CMSG_CLOEXEC);
-        assert_eq!(n, 1, "recvmsg: {}", std::io::Error::last_os_error());
-        let cmsg = libc::CMSG_FIRSTHDR(&raw const msg);
-        assert!(!cmsg.is_null(), "no descriptor came");
-        OwnedFd::from_raw_fd(std::ptr::read_unaligned(
-            libc::CMSG_DATA(cmsg).cast::<RawFd>(),
-        ))
     }
 }
 
@@ -137,7 +87,7 @@ fn run(dir: &Path, script: &str, rules: Option<Rules>) -> Run {
     install(&mut command, filter, child.as_raw_fd());
     let mut proc = command.spawn().unwrap();
     drop(child);
-    let listener = receive(&parent);
+    let listener = receive_listener(parent.as_fd()).unwrap();
     let supervisor = spawn(listener, rules).unwrap();
     let mut out = String::new();
     proc.stdout
@@ -340,4 +290,62 @@ fn files_are_made_with_the_callers_umask() {
     };
     assert_eq!(mode("private"), 0o600);
     assert_eq!(mode("pdir"), 0o700);
+}
+
+#[test]
+fn git_works_in_a_supervised_repository_and_its_configuration_is_brokered() {
+    let t = tree();
+    let g = "git -c user.name=a -c user.email=a@example.com";
+    let script = format!(
+        "set -e; git init -q sub; cd sub; {g} commit -q --allow-empty -m one; \
+         git config user.name jailed; \
+         git config core.fsmonitor 'touch pwned' || true; \
+         git config alias.st status || true; \
+         echo ok"
+    );
+    let ran = run(&t.ws, &script, Some(rules(&t)));
+    assert_eq!(ran.out.trim(), "ok", "{:?}", ran.report);
+    let config = std::fs::read_to_string(t.ws.join("sub/.git/config")).unwrap();
+    assert!(config.contains("jailed"), "{config}");
+    assert!(!config.contains("fsmonitor"), "{config}");
+    assert!(!t.ws.join("sub/.git/config.lock").exists());
+    let keys: Vec<&str> = ran
+        .report
+        .refusals
+        .iter()
+        .filter_map(|r| r.key.as_deref())
+        .collect();
+    assert!(keys.contains(&"core.fsmonitor"), "{keys:?}");
+    // Without a supervisor the same script keeps the key: the broker is what drops it.
+    let bare = tree();
+    run(&bare.ws, &script, None);
+    let config = std::fs::read_to_string(bare.ws.join("sub/.git/config")).unwrap();
+    assert!(config.contains("fsmonitor"), "{config}");
+}
+
+#[test]
+fn a_submodule_configuration_is_judged_like_the_repository_one() {
+    let t = tree();
+    std::fs::create_dir_all(t.ws.join(".git/modules/lib")).unwrap();
+    std::fs::write(t.ws.join(".git/modules/lib/config"), "[core]\n").unwrap();
+    let script = [
+        case(
+            "direct",
+            "echo '[core] fsmonitor = x' >> .git/modules/lib/config",
+        ),
+        case(
+            "hook",
+            "mkdir -p .git/modules/lib/hooks && echo x > .git/modules/lib/hooks/post-checkout",
+        ),
+    ]
+    .concat();
+    let ran = run(&t.ws, &script, Some(rules(&t)));
+    assert_eq!(
+        verdicts(&ran.out),
+        vec![("direct".into(), false), ("hook".into(), false)]
+    );
+    assert_eq!(
+        std::fs::read_to_string(t.ws.join(".git/modules/lib/config")).unwrap(),
+        "[core]\n"
+    );
 }

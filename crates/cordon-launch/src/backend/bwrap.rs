@@ -296,6 +296,7 @@ impl Backend for BwrapBackend {
             shown,
             scratch: None,
             startable,
+            supervisor: None,
         })
     }
 

@@ -93,6 +93,45 @@ fn make_scratch(root: &Path, binary: &Path) -> Result<(Tree, PathBuf), LaunchErr
     Ok((tree, dir))
 }
 
+/// What the supervisor enforces for `plan`: writes below the writable roots and the run's
+/// temporary directory, the plan's protected paths (those that do not exist yet too) refused,
+/// its credential masks refused whatever the call.
+fn supervisor_rules(
+    plan: &cordon_policy::Plan,
+    temp: &Path,
+    devices: &[PathBuf],
+) -> cordon_supervisor::Rules {
+    use cordon_policy::SkipReason;
+    let mut writable = plan.writable.clone();
+    writable.push(temp.to_path_buf());
+    let mut protected: Vec<PathBuf> = plan
+        .protected
+        .iter()
+        .chain(&plan.restored)
+        .map(|p| p.path.clone())
+        .collect();
+    let mut masked: Vec<PathBuf> = plan
+        .masks
+        .iter()
+        .flat_map(|m| [m.target.clone(), m.requested.clone()])
+        .collect();
+    for s in &plan.skipped {
+        match s.reason {
+            SkipReason::MaskMissing | SkipReason::HiddenWithHome => masked.push(s.path.clone()),
+            SkipReason::ProtectedMissing | SkipReason::OwnStateMissing => {
+                protected.push(s.path.clone());
+            }
+            SkipReason::ProtectedOutsideWritable => {}
+        }
+    }
+    cordon_supervisor::Rules {
+        writable,
+        devices: devices.to_vec(),
+        protected,
+        masked,
+    }
+}
+
 impl LandlockBackend {
     /// Detects the kernel's Landlock ABI.
     pub fn discover(config: LandlockConfig) -> LandlockBackend {
@@ -162,8 +201,12 @@ impl Backend for LandlockBackend {
         let options = Options::alone(&temp).with_executable(stage);
         let rules = Rules::from_plan(plan, &options, &FsLister)?;
         let (ruleset, report) = Ruleset::create(&rules, abi)?;
-        let spec = FilterSpec::for_host(plan.network != cordon_policy::Network::Allowed)?
+        let supervised = !self.weak.unsupervised();
+        let mut spec = FilterSpec::for_host(plan.network != cordon_policy::Network::Allowed)?
             .without_pid_namespace();
+        if supervised {
+            spec = spec.with_supervisor();
+        }
         let filter = cordon_seccomp::compile(&spec)?;
 
         let mut vars = env.clone();
@@ -177,12 +220,34 @@ impl Backend for LandlockBackend {
             .env_clear()
             .envs(&vars)
             .current_dir(&plan.cwd);
-        let hold: Vec<OwnedFd> = status.into_iter().collect();
+        let mut hold: Vec<OwnedFd> = status.into_iter().collect();
         let keep: Vec<i32> = hold.iter().map(sys::raw).collect();
         let dies = self.weak.dies_with_launcher();
         sys::prepare_child_with(&mut command, &plan.limits, &keep, dies);
         let root = rustix::process::geteuid().is_root();
-        sys::confine_alone(&mut command, ruleset, filter.bytes(), root, dies);
+        // The child sends its listener over a socket of its own (close-on-exec: the command
+        // never holds it), dropped with `hold` after the spawn.
+        let supervisor = if supervised {
+            let (ours, theirs) =
+                sys::socket_pair().map_err(LaunchError::io("creating the supervisor's socket"))?;
+            let to = sys::raw(&theirs);
+            hold.push(theirs);
+            Some((ours, to))
+        } else {
+            None
+        };
+        sys::confine_alone(
+            &mut command,
+            ruleset,
+            filter.bytes(),
+            root,
+            dies,
+            supervisor.as_ref().map(|(_, to)| *to),
+        );
+        let supervisor = supervisor.map(|(socket, _)| crate::host::supervise::Handover {
+            socket,
+            rules: supervisor_rules(plan, &temp, &options.devices),
+        });
 
         let mut shown: Vec<OsString> = vec![
             format!("# {report}").into(),
@@ -210,6 +275,7 @@ impl Backend for LandlockBackend {
             shown,
             scratch: Some(scratch),
             startable: Ok(()),
+            supervisor,
         })
     }
 

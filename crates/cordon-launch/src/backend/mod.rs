@@ -139,6 +139,9 @@ pub struct Prepared {
     /// Why the command could not start although the list was built (bubblewrap's argument
     /// limit): the launcher refuses it; `cordon explain` still shows the list.
     pub startable: Result<(), LaunchError>,
+    /// The supervisor to start with the command (the Landlock backend); `None` for a backend
+    /// whose jail needs none.
+    pub supervisor: Option<crate::host::supervise::Handover>,
 }
 
 /// What `cordon doctor` reports of a backend.

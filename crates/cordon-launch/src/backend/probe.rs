@@ -420,6 +420,7 @@ pub(crate) fn run_at(
             hold: prepared.hold,
             session,
             from_long_lived_thread: false,
+            supervisor: prepared.supervisor,
         },
     )
     .map_err(|e| format!("cannot start the probe {what}: {e}"))?;

@@ -249,6 +249,7 @@ impl Backend for SeatbeltBackend {
             shown,
             scratch: None,
             startable: Ok(()),
+            supervisor: None,
         })
     }
 
@@ -313,6 +314,7 @@ fn probe_sandbox(backend: &SeatbeltBackend, binary: &Path) -> Result<String, Str
             hold: vec![status_write],
             session: None,
             from_long_lived_thread: false,
+            supervisor: None,
         },
     )
     .map_err(|e| format!("cannot start {}: {e}", binary.display()))?;

@@ -63,6 +63,75 @@ pub struct Supervision {
     /// child that outlives the call (a jail built ahead, warm.rs). Its parent-death signal is
     /// tied to the *thread* that forked it, and a harness's worker thread may end first.
     pub(crate) from_long_lived_thread: bool,
+    /// The supervisor to start right after the spawn (the Landlock backend), serving the
+    /// listener the child sends: if it cannot start, the child is killed and the spawn fails.
+    pub(crate) supervisor: Option<Handover>,
+}
+
+/// What starting a supervisor needs: the launcher's end of the socket the child sends its
+/// seccomp listener over, and the rules the supervisor enforces. Made by the Landlock backend
+/// only.
+#[derive(Debug)]
+pub struct Handover {
+    #[cfg(linux_backends)]
+    pub(crate) socket: OwnedFd,
+    #[cfg(linux_backends)]
+    pub(crate) rules: cordon_supervisor::Rules,
+}
+
+/// A call the supervisor refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refused {
+    /// The real path the call would have changed.
+    pub path: std::path::PathBuf,
+    /// The supervisor's rule id (`protected`, `git-directory`, `outside-writable`, …).
+    pub rule: &'static str,
+    /// For a brokered git configuration (`git-config`): the key left out.
+    pub key: Option<String>,
+}
+
+/// What the supervisor did, once every process under its filter was gone.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SupervisorSummary {
+    /// Calls it answered.
+    pub handled: u64,
+    /// Calls it refused.
+    pub refused: u64,
+    /// The first refusals.
+    pub refusals: Vec<Refused>,
+}
+
+/// Starts the supervisor for a child just spawned.
+#[cfg(linux_backends)]
+fn start_supervisor(h: Handover) -> std::io::Result<JoinHandle<SupervisorSummary>> {
+    use std::os::fd::AsFd;
+    let listener = cordon_supervisor::receive_listener(h.socket.as_fd())?;
+    let rules = h.rules;
+    std::thread::Builder::new()
+        .name("cordon-supervisor".into())
+        .spawn(move || match cordon_supervisor::serve(listener, &rules) {
+            Ok(r) => SupervisorSummary {
+                handled: r.handled,
+                refused: r.refused,
+                refusals: r
+                    .refusals
+                    .into_iter()
+                    .map(|x| Refused {
+                        path: x.path,
+                        rule: x.rule,
+                        key: x.key,
+                    })
+                    .collect(),
+            },
+            // The listener is closed: every supervised call fails, none goes through.
+            Err(_) => SupervisorSummary::default(),
+        })
+}
+
+#[cfg(not(linux_backends))]
+fn start_supervisor(h: Handover) -> std::io::Result<JoinHandle<SupervisorSummary>> {
+    let _ = h;
+    Err(std::io::Error::other("no supervisor on this platform"))
 }
 
 /// A spawn request: the command, and where its outcome goes.
@@ -110,6 +179,8 @@ pub struct Supervised {
     pub duration: Duration,
     /// What the stage reported on its status pipe (empty when it never wrote).
     pub status_line: String,
+    /// What the supervisor did, when one served the jail and ended in time.
+    pub supervisor: Option<SupervisorSummary>,
 }
 
 fn reader<R: Read + Send + 'static>(
@@ -166,6 +237,7 @@ pub(crate) struct Running {
     reported: mpsc::Receiver<()>,
     exited: mpsc::Receiver<std::io::Result<std::process::ExitStatus>>,
     waiter: JoinHandle<()>,
+    supervisor: Option<JoinHandle<SupervisorSummary>>,
 }
 
 /// Spawns `command` (stdout and stderr piped here, read from now on); `sup.timeout` is not used
@@ -203,6 +275,21 @@ pub(crate) fn spawn(mut command: Command, sup: Supervision) -> std::io::Result<R
                 session.release_group(pgid);
             }
             return Err(e);
+        }
+    };
+    let supervisor = match sup.supervisor.map(start_supervisor).transpose() {
+        Ok(s) => s,
+        Err(e) => {
+            // Its supervised calls would wait for ever: the child goes.
+            let _ = child.kill();
+            let _ = child.wait();
+            if let Some((session, pgid)) = group {
+                session.release_group(pgid);
+            }
+            return Err(std::io::Error::new(
+                e.kind(),
+                format!("starting the jail's supervisor: {e}"),
+            ));
         }
     };
     let pid = i32::try_from(child.id()).unwrap_or(i32::MAX);
@@ -267,6 +354,7 @@ pub(crate) fn spawn(mut command: Command, sup: Supervision) -> std::io::Result<R
         reported,
         exited,
         waiter,
+        supervisor,
     })
 }
 
@@ -331,12 +419,22 @@ impl Running {
             .status_reader
             .and_then(|h| h.join().ok())
             .unwrap_or_default();
+        // Every process under the filter is gone once reaped; a straggler not yet reaped by
+        // its new parent is waited for a little, then the report is left behind.
+        let supervisor = self.supervisor.and_then(|h| {
+            let until = Instant::now() + Duration::from_secs(2);
+            while !h.is_finished() && Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            h.is_finished().then(|| h.join().ok()).flatten()
+        });
         Ok(Supervised {
             exit,
             stdout,
             stderr,
             duration,
             status_line,
+            supervisor,
         })
     }
 

@@ -556,6 +556,7 @@ pub(crate) fn confine_alone(
     filter: &[u8],
     drop_caps: bool,
     die_with_parent: bool,
+    listener_to: Option<RawFd>,
 ) {
     let program = bpf_program(filter);
     let len = u16::try_from(program.len()).unwrap_or(u16::MAX);
@@ -587,7 +588,11 @@ pub(crate) fn confine_alone(
             ruleset
                 .restrict_self()
                 .map_err(|e| std::io::Error::from_raw_os_error(e.errno))?;
-            set_seccomp(&program, len)
+            match listener_to {
+                // Its supervised calls wait for the launcher's supervisor (cordon-supervisor).
+                Some(to) => cordon_supervisor::install_with_listener(&program, to),
+                None => set_seccomp(&program, len),
+            }
         });
     }
 }

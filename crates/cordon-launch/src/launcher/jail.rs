@@ -163,6 +163,7 @@ impl Jail {
         for f in &mut self.features {
             f.after(self.judge.writable(), &mut outcome);
         }
+        let supervisor = supervised.supervisor.clone();
         let mut result = finish(
             supervised,
             Some(self.backend.into()),
@@ -182,6 +183,16 @@ impl Jail {
                 refused: record.denied.len(),
                 destinations: record.destinations.into_values().collect(),
             });
+        }
+        if let Some(summary) = supervisor {
+            result.violations.extend(
+                summary
+                    .refusals
+                    .iter()
+                    // The stage's own self-check write, refused as it must be.
+                    .filter(|r| r.path != self.outside)
+                    .map(violations::Violation::from_supervisor),
+            );
         }
         result.violations.extend(outcome.violations);
         result.warnings.extend(outcome.warnings);

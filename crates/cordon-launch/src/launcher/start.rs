@@ -263,6 +263,7 @@ fn spawn(
             hold: prepared.hold,
             session,
             from_long_lived_thread: awaiting,
+            supervisor: prepared.supervisor,
         },
     )
     .map_err(LaunchError::io("starting the jail"))

@@ -40,6 +40,7 @@ pub(crate) fn run(
             hold: Vec::new(),
             session: None,
             from_long_lived_thread: false,
+            supervisor: None,
         },
     )
     .map_err(LaunchError::io(format!(

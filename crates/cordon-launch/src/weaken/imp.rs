@@ -178,6 +178,12 @@ pub(crate) fn dies_with_launcher(weakening: Option<Weakening>) -> bool {
     weakening != Some(Weakening::NoKillAfterLauncherDeath)
 }
 
+/// Whether the Landlock backend's supervisor serves the jail: not under `protected-writable`,
+/// whose protected paths (already gone from the plan) the supervisor's names would still hold.
+pub(crate) fn supervised(weakening: Option<Weakening>) -> bool {
+    weakening != Some(Weakening::ProtectedWritable)
+}
+
 /// bubblewrap's option steps with the weakening applied.
 #[cfg(linux_backends)]
 pub(crate) fn options(weakening: Weakening, steps: &[Vec<OsString>]) -> Vec<Vec<OsString>> {

@@ -87,6 +87,14 @@ impl Weak {
         true
     }
 
+    /// Whether the Landlock backend's jail is served by its supervisor (`cordon-supervisor`).
+    pub(crate) fn unsupervised(self) -> bool {
+        #[cfg(all(feature = "mutants", debug_assertions))]
+        return !imp::supervised(self.weakening);
+        #[cfg(not(all(feature = "mutants", debug_assertions)))]
+        false
+    }
+
     /// Preparing the host: under `no-kill-after-launcher-death` the session reaper is told to
     /// kill nothing.
     pub(crate) fn session(self, _session: Option<&'static crate::host::reaper::Session>) {

@@ -186,6 +186,7 @@ impl Backend for Liar {
             shown: Vec::new(),
             scratch: None,
             startable: Ok(()),
+            supervisor: None,
         })
     }
     fn stage_binary(&self) -> Option<&Path> {
