@@ -88,15 +88,18 @@ impl Rules {
         if change == Change::Write && self.devices.iter().any(|d| d == path) {
             return Ok(());
         }
+        // Names are read from the outermost root: a plan may grant a git directory inside the
+        // workspace as a root of its own, and `.git/modules/lib/config` is still a git
+        // directory's configuration.
         let Some(root) = self
             .writable
             .iter()
             .filter(|r| path.starts_with(r))
-            .max_by_key(|r| r.as_os_str().len())
+            .min_by_key(|r| r.as_os_str().len())
         else {
             return refuse("outside-writable", denied);
         };
-        if path == root && change == Change::Remove {
+        if change == Change::Remove && self.writable.iter().any(|r| r == path) {
             return refuse("writable-root", EBUSY);
         }
         if self.protected.iter().any(|p| path.starts_with(p)) {
@@ -116,18 +119,16 @@ impl Rules {
     }
 
     /// Whether `path` is a git configuration the supervisor brokers (see [`is_git_config`]):
-    /// inside a writable root, not masked and not a protected path of the plan.
+    /// inside a writable root and not masked. A plan protects every git configuration it
+    /// finds; brokered, it changes only as `cordon-gitconfig` allows.
     pub fn brokers(&self, path: &Path) -> bool {
         if !is_plain(path) || self.masked.iter().any(|m| path.starts_with(m)) {
-            return false;
-        }
-        if self.protected.iter().any(|p| path.starts_with(p)) {
             return false;
         }
         self.writable
             .iter()
             .filter(|r| path.starts_with(r))
-            .max_by_key(|r| r.as_os_str().len())
+            .min_by_key(|r| r.as_os_str().len())
             .and_then(|root| path.strip_prefix(root).ok())
             .is_some_and(|rel| is_git_config(&rel.iter().collect::<Vec<_>>()))
     }
@@ -164,7 +165,10 @@ fn by_name(rel: &[&OsStr], change: Change) -> Option<&'static str> {
                 if let Some(entry) = AutoRun::for_git_dir_path(&rest, sub) {
                     let sample = rest.starts_with("hooks/") && rest.ends_with(".sample");
                     let empty_dir = change == Change::MakeDir && rest == entry.name();
-                    if !sample && !empty_dir {
+                    // A mode or time of a configuration runs nothing (`git init` probes the
+                    // file system with a chmod of its new one); a hook's mode does.
+                    let inert = change == Change::Metadata && !rest.starts_with("hooks");
+                    if !sample && !empty_dir && !inert {
                         return Some("git-directory");
                     }
                 }
@@ -241,7 +245,11 @@ mod tests {
 
     fn rules() -> Rules {
         Rules {
-            writable: vec!["/ws".into(), "/tmp/run".into()],
+            writable: vec![
+                "/ws".into(),
+                "/ws/.git/modules/lib".into(),
+                "/tmp/run".into(),
+            ],
             devices: vec!["/dev/null".into()],
             protected: vec!["/ws/keep".into()],
             masked: vec!["/ws/.env".into()],
@@ -292,6 +300,10 @@ mod tests {
         assert_eq!(rule(Change::Remove, "/ws/.git"), Some("git-directory"));
         assert_eq!(rule(Change::Write, "/ws/.git"), None, "git init makes one");
         assert_eq!(rule(Change::Remove, "/ws"), Some("writable-root"));
+        assert_eq!(
+            rule(Change::Remove, "/ws/.git/modules/lib"),
+            Some("writable-root")
+        );
         assert_eq!(rule(Change::Remove, "/ws/keep"), Some("protected"));
         assert_eq!(
             rules()
@@ -345,6 +357,21 @@ mod tests {
         );
         let r = rules();
         assert!(r.brokers(Path::new("/ws/.git/config")));
+        let protecting = Rules {
+            protected: vec!["/ws/.git/config".into()],
+            ..rules()
+        };
+        assert!(
+            protecting.brokers(Path::new("/ws/.git/config")),
+            "protected, brokered"
+        );
+        assert_eq!(
+            protecting
+                .judge(Change::Write, Path::new("/ws/.git/config"))
+                .map_err(|r| r.rule),
+            Err("protected"),
+            "never written directly"
+        );
         assert!(r.brokers(Path::new("/ws/.git/modules/lib/config")));
         assert!(r.brokers(Path::new("/ws/.git/worktrees/wt/config.worktree")));
         assert!(!r.brokers(Path::new("/ws/.git/hooks/config")));
