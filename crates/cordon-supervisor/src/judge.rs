@@ -12,8 +12,12 @@ use cordon_policy::AutoRun;
 /// What a call would do at a path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Change {
-    /// Open for writing, truncate, or create an entry (a file, link, node).
+    /// Open an existing entry for writing, or truncate it.
     Write,
+    /// Create an entry at a free name (a file, link, node, or a rename onto a free name). A
+    /// root-scope auto-run name may be taken (`git clone` of a project with a `.gitattributes`);
+    /// the launcher's sweep moves what was made at a root's top aside after a live run.
+    Create,
     /// Create a directory: an auto-run entry that is a directory (`.git/hooks`, `.vscode`)
     /// may be made empty, nothing in it.
     MakeDir,
@@ -85,7 +89,9 @@ impl Rules {
         if self.masked.iter().any(|m| path.starts_with(m)) {
             return refuse("masked", denied);
         }
-        if change == Change::Write && self.devices.iter().any(|d| d == path) {
+        if matches!(change, Change::Write | Change::Create)
+            && self.devices.iter().any(|d| d == path)
+        {
             return Ok(());
         }
         // Names are read from the outermost root: a plan may grant a git directory inside the
@@ -161,7 +167,13 @@ fn by_name(rel: &[&OsStr], change: Change) -> Option<&'static str> {
                 }
                 continue;
             }
-            for (rest, sub) in git_dir_paths(&names[i + 1..]) {
+            for (rest, sub, nested) in git_dir_paths(&names[i + 1..]) {
+                // A linked worktree's administrative directory holds its own `commondir` and
+                // `gitdir`, which `git worktree add` writes: only the repository's are refused.
+                let pointer = rest == "commondir" || rest == "gitdir";
+                if nested && pointer {
+                    continue;
+                }
                 if let Some(entry) = AutoRun::for_git_dir_path(&rest, sub) {
                     let sample = rest.starts_with("hooks/") && rest.ends_with(".sample");
                     let empty_dir = change == Change::MakeDir && rest == entry.name();
@@ -177,9 +189,10 @@ fn by_name(rel: &[&OsStr], change: Change) -> Option<&'static str> {
         for j in i..names.len() {
             let joined = names[i..=j].join("/");
             if let Some(entry) = AutoRun::for_root_name(&joined) {
-                let empty_dir =
-                    change == Change::MakeDir && j + 1 == names.len() && joined == entry.name();
-                if !empty_dir {
+                let last = j + 1 == names.len();
+                let empty_dir = change == Change::MakeDir && last && joined == entry.name();
+                let new = change == Change::Create;
+                if !empty_dir && !new {
                     return Some("auto-run");
                 }
             }
@@ -193,16 +206,17 @@ fn by_name(rel: &[&OsStr], change: Change) -> Option<&'static str> {
 
 /// The paths below a `.git` as git directories see them: the path itself, and below
 /// `modules/` or `worktrees/` every tail after a name of one component or more (a
-/// submodule's name may hold slashes, and modules nest), with whether it is a submodule's.
-fn git_dir_paths(below: &[String]) -> Vec<(String, bool)> {
-    let mut out = vec![(below.join("/"), false)];
+/// submodule's name may hold slashes, and modules nest), with whether it is a submodule's and
+/// whether it lies below `modules/` or `worktrees/`.
+fn git_dir_paths(below: &[String]) -> Vec<(String, bool, bool)> {
+    let mut out = vec![(below.join("/"), false, false)];
     let mut k = 0;
     while k < below.len() {
         let nested = below[k] == "modules" || below[k] == "worktrees";
         if nested {
             let sub = below[k] == "modules";
             for j in k + 2..below.len() {
-                out.push((below[j..].join("/"), sub));
+                out.push((below[j..].join("/"), sub, true));
             }
         }
         k += 1;
@@ -226,7 +240,7 @@ pub(crate) fn is_git_config(root_rel: &[&OsStr]) -> bool {
         names[i] == ".git"
             && git_dir_paths(&names[i + 1..])
                 .iter()
-                .any(|(rest, _)| rest == "config" || rest == "config.worktree")
+                .any(|(rest, _, _)| rest == "config" || rest == "config.worktree")
     })
 }
 
@@ -262,6 +276,15 @@ mod tests {
 
     #[test]
     fn the_top_of_a_root_takes_new_entries_but_protected_names_are_refused_at_any_depth() {
+        for ok in [".envrc", "sub/.gitattributes", ".vscode/settings.json"] {
+            let path = format!("/ws/{ok}");
+            assert_eq!(rule(Change::Create, &path), None, "new: {path}");
+            assert_eq!(
+                rule(Change::Write, &path),
+                Some("auto-run"),
+                "existing: {path}"
+            );
+        }
         for ok in [
             "/ws/Cargo.lock",
             "/ws/build",
@@ -341,6 +364,15 @@ mod tests {
             None
         );
         assert_eq!(rule(Change::Write, "/ws/.git/worktrees/wt/HEAD"), None);
+        assert_eq!(
+            rule(Change::Write, "/ws/.git/worktrees/wt/commondir"),
+            None,
+            "git worktree add"
+        );
+        assert_eq!(
+            rule(Change::Write, "/ws/.git/commondir"),
+            Some("git-directory")
+        );
         assert_eq!(
             rule(Change::MakeDir, "/ws/.git/hooks"),
             None,

@@ -67,6 +67,19 @@ fn inode(via: &[u8], follow: bool, by_path: bool) -> io::Result<OwnedFd> {
     Ok(f)
 }
 
+/// [`Change::Create`] when nothing is at the place yet, else [`Change::Write`].
+fn new_or_existing(place: &Place) -> Change {
+    match sys::openat(
+        Some(place.dir.as_fd()),
+        place.name.as_bytes(),
+        libc::O_PATH | libc::O_NOFOLLOW,
+        0,
+    ) {
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Change::Create,
+        _ => Change::Write,
+    }
+}
+
 fn in_dir(place: &Place) -> Vec<u8> {
     [&self_fd(place.dir.as_fd())[..], b"/", place.name.as_bytes()].concat()
 }
@@ -207,6 +220,18 @@ fn locate(
                 return Err(io::Error::from_raw_os_error(libc::ENOENT));
             }
             let place = c.place(dirfd, &path, follow)?;
+            if place.magic {
+                // `/proc/self/fd/N` (what `tar` uses): the caller's descriptor, judged where
+                // it leads.
+                let f = sys::openat(
+                    Some(place.dir.as_fd()),
+                    place.name.as_bytes(),
+                    libc::O_PATH,
+                    0,
+                )?;
+                let real = std::path::PathBuf::from(sys::fd_path(f.as_fd())?);
+                return Ok((self_fd(f.as_fd()), real, false, Some(f)));
+            }
             let via = in_dir(&place);
             Ok((via, place.path, true, Some(place.dir)))
         }
@@ -256,7 +281,12 @@ fn open(rules: &Rules, c: &Caller, dirfd: u64, path: u64, flags: u64, mode: u64)
         let fd = tri!(sys::openat(None, &self_fd(f.as_fd()), reopen, 0));
         return Outcome::Fd(fd, cloexec);
     }
-    judged!(rules, Change::Write, &place.path);
+    let change = if flags & libc::O_CREAT != 0 {
+        new_or_existing(&place)
+    } else {
+        Change::Write
+    };
+    judged!(rules, change, &place.path);
     if flags & libc::O_CREAT != 0 {
         sys::set_umask(c.umask());
     }
@@ -279,7 +309,7 @@ fn make(rules: &Rules, c: &Caller, dirfd: u64, path: u64, mode: u64, node: Optio
     let change = if node.is_none() {
         Change::MakeDir
     } else {
-        Change::Write
+        Change::Create
     };
     judged!(rules, change, &place.path);
     let mode = mode as u32;
@@ -324,8 +354,18 @@ fn rename(rules: &Rules, c: &Caller, a: [u64; 4], flags: u32) -> Outcome {
     if flags == 0 && rules.brokers(&to.path) {
         return broker_config(c, &from, &to);
     }
-    judged!(rules, Change::Remove, &to.path);
-    // A directory moved keeps what is below it: nothing protected may lie below either name.
+    // Onto a free name a rename creates; over an existing entry it removes that one.
+    let onto = match new_or_existing(&to) {
+        Change::Create => Change::Create,
+        _ => Change::Remove,
+    };
+    // A directory moved onto a free `.git` would bring hooks and a configuration in unjudged.
+    let onto = if to.name == ".git" {
+        Change::Remove
+    } else {
+        onto
+    };
+    judged!(rules, onto, &to.path);
     sys::renameat2(
         from.dir.as_fd(),
         &from.name,
@@ -347,7 +387,7 @@ fn link(rules: &Rules, c: &Caller, a: [u64; 4], flags: i32) -> Outcome {
     judged!(rules, Change::LinkSource, &real);
     let new = tri!(c.string(a[3]));
     let to = tri!(c.place(a[2], &new, false));
-    judged!(rules, Change::Write, &to.path);
+    judged!(rules, Change::Create, &to.path);
     let follow_via = matches!(source, Target::Fd(_));
     sys::link(&via, to.dir.as_fd(), &to.name, follow_via).into()
 }
@@ -356,7 +396,7 @@ fn symlink(rules: &Rules, c: &Caller, target: u64, dirfd: u64, path: u64) -> Out
     let target = tri!(c.string(target));
     let path = tri!(c.string(path));
     let place = tri!(c.place(dirfd, &path, false));
-    judged!(rules, Change::Write, &place.path);
+    judged!(rules, Change::Create, &place.path);
     sys::symlinkat(&target, place.dir.as_fd(), &place.name).into()
 }
 

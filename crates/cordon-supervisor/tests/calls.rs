@@ -115,6 +115,8 @@ fn tree() -> Tree {
         std::fs::create_dir_all(d).unwrap();
     }
     std::fs::write(ws.join(".git/config"), "[core]\n").unwrap();
+    std::fs::create_dir_all(ws.join("old")).unwrap();
+    std::fs::write(ws.join("old/.envrc"), "old\n").unwrap();
     std::fs::write(outside.join("file"), "host\n").unwrap();
     Tree {
         _tmp: tmp,
@@ -155,6 +157,7 @@ fn script(t: &Tree) -> String {
         case("chmod-inside", "chmod 600 new.txt"),
         case("touch-inside", "touch -d 2001-01-01 new.txt"),
         case("remove-top", "rm hard.txt"),
+        case("chmod-by-fd", "exec 5<new.txt && chmod 640 /proc/self/fd/5"),
         case("devnull", "echo x > /dev/null"),
         case("index-lock", "echo x > .git/index.lock"),
         case("sample-hook", "echo x > .git/hooks/pre-commit.sample"),
@@ -164,7 +167,8 @@ fn script(t: &Tree) -> String {
             "nested-hook",
             "mkdir -p sub/.git/hooks && echo x > sub/.git/hooks/post-checkout",
         ),
-        case("envrc", "echo x > deep.envrc.d && echo x > .envrc"),
+        case("envrc-new", "echo x > .envrc"),
+        case("envrc-existing", "echo y >> old/.envrc"),
         case("rename-into-hooks", "mv new.txt .git/hooks/pre-push"),
         case("outside-create", &format!("echo x > {o}/new")),
         case("outside-chmod", &format!("chmod 600 {o}/file")),
@@ -196,7 +200,7 @@ fn entries_come_and_go_at_the_top_of_a_root_and_protected_names_are_refused() {
         failed.is_empty(),
         "cases that fail without a supervisor: {failed:?}"
     );
-    assert_eq!(free.len(), 24);
+    assert_eq!(free.len(), 26);
 
     let ran = run(&t.ws, &script(&t), Some(rules(&t)));
     let got = verdicts(&ran.out);
@@ -209,11 +213,13 @@ fn entries_come_and_go_at_the_top_of_a_root_and_protected_names_are_refused() {
         "chmod-inside",
         "touch-inside",
         "remove-top",
+        "chmod-by-fd",
+        "envrc-new",
         "devnull",
         "index-lock",
         "sample-hook",
     ];
-    assert_eq!(got.len(), 24, "{}", ran.out);
+    assert_eq!(got.len(), 26, "{}", ran.out);
     for (name, ok) in &got {
         assert_eq!(
             *ok,
@@ -229,7 +235,10 @@ fn entries_come_and_go_at_the_top_of_a_root_and_protected_names_are_refused() {
         "[core]\n"
     );
     assert!(!t.ws.join("sub/.git/hooks/post-checkout").exists());
-    assert!(!t.ws.join(".envrc").exists());
+    assert_eq!(
+        std::fs::read_to_string(t.ws.join("old/.envrc")).unwrap(),
+        "old\n"
+    );
     assert!(t.ws.join(".git").is_dir() && !t.ws.join("g").exists());
     assert!(!t.outside.join("new").exists(), "outside/new");
     assert!(!t.outside.join("made").exists(), "outside/made");
@@ -261,7 +270,7 @@ fn entries_come_and_go_at_the_top_of_a_root_and_protected_names_are_refused() {
             .permissions()
             .mode()
             & 0o777,
-        0o600
+        0o640
     );
     // Every refusal is reported with its rule.
     let rules_seen: Vec<&str> = ran.report.refusals.iter().map(|r| r.rule).collect();

@@ -8,6 +8,8 @@
 //! - one byte appended to a 1 GiB file: the layer copies the file up, then renames it in;
 //! - `cargo build` of a real crate without dependencies (`strsim`, from cargo's registry
 //!   sources on this machine), offline;
+//! - the 10,000 files and the build again under the Landlock backend, whose supervisor performs
+//!   every create, rename and write-open (issue #27), against bubblewrap's live runs;
 //! - `/bin/true` with the layer in the empty workspace and in the 100,000-file one (flat in the
 //!   workspace's size), five samples a round.
 
@@ -25,6 +27,11 @@ pub const APPEND_LIVE: &str = "one byte appended to a 1 GiB file: --live";
 pub const APPEND_LAYER: &str = "one byte appended to a 1 GiB file: --layer (copy-up, commit)";
 pub const CARGO_LIVE: &str = "cargo build of strsim (no dependencies, offline): --live";
 pub const CARGO_LAYER: &str = "cargo build of strsim (no dependencies, offline): --layer";
+pub const FILES_BWRAP: &str = "10,000 new files: bubblewrap --live (the next row's reference)";
+pub const FILES_LANDLOCK: &str = "10,000 new files: --backend landlock (every create supervised)";
+pub const CARGO_BWRAP: &str = "cargo build of strsim (no dependencies, offline): bubblewrap --live (the next row's reference)";
+pub const CARGO_LANDLOCK: &str =
+    "cargo build of strsim (no dependencies, offline): --backend landlock (supervised)";
 pub const TRUE_EMPTY: &str = "cordon run --layer -- /bin/true, empty workspace";
 pub const TRUE_LARGE: &str = "cordon run --layer -- /bin/true, 100,000-file workspace";
 
@@ -85,10 +92,12 @@ fn remove(path: &Path) -> Result<(), Error> {
 }
 
 /// One timed `cordon run MODE -- ARGV` in `dir`; a failed command fails the bench.
-fn timed(cordon: &Path, mode: &str, dir: &Path, argv: &[&str]) -> Result<Duration, Error> {
+fn timed(cordon: &Path, mode: &[&str], dir: &Path, argv: &[&str]) -> Result<Duration, Error> {
     let start = Instant::now();
     let out = Command::new(cordon)
-        .args(["run", mode, "--"])
+        .arg("run")
+        .args(mode)
+        .arg("--")
         .args(argv)
         .current_dir(dir)
         .stdin(Stdio::null())
@@ -102,7 +111,7 @@ fn timed(cordon: &Path, mode: &str, dir: &Path, argv: &[&str]) -> Result<Duratio
     let _ = Command::new("sync").status();
     if !out.status.success() {
         return Err(Error::Bench(format!(
-            "cordon run {mode} -- {argv:?} in {}: {}: {}",
+            "cordon run {mode:?} -- {argv:?} in {}: {}: {}",
             dir.display(),
             out.status,
             String::from_utf8_lossy(&out.stderr).trim()
@@ -111,7 +120,7 @@ fn timed(cordon: &Path, mode: &str, dir: &Path, argv: &[&str]) -> Result<Duratio
     Ok(took)
 }
 
-/// The eight rows, in pairs (reference first), as (name, median, samples).
+/// The twelve rows, in pairs (reference first), as (name, median, samples).
 pub fn run(
     cordon: &Path,
     base: &Path,
@@ -129,14 +138,18 @@ pub fn run(
         CARGO_LAYER,
         TRUE_EMPTY,
         TRUE_LARGE,
+        FILES_BWRAP,
+        FILES_LANDLOCK,
+        CARGO_BWRAP,
+        CARGO_LANDLOCK,
     ]
     .into_iter()
     .map(|n| (n, Vec::new()))
     .collect();
-    let modes = ["--live", "--layer"];
+    let modes: [&[&str]; 3] = [&["--live"], &["--layer"], &["--backend", "landlock"]];
     let mut dirs = Vec::new();
-    for mode in modes {
-        let dir = super::make_dir(&base.join(format!("layered{mode}")))?;
+    for mode in ["live", "layer", "landlock"] {
+        let dir = super::make_dir(&base.join(format!("layered-{mode}")))?;
         big_file(&dir.join("big"))?;
         Cmd::new("cp")
             .arg("-a")
@@ -153,17 +166,34 @@ pub fn run(
             remove(&dir.join("strsim/target"))?;
             let script = write_files(round);
             let files = timed(cordon, mode, dir, &["sh", "-c", &script])?;
-            let append = timed(cordon, mode, dir, &["sh", "-c", "echo x >> big"])?;
+            // The 1 GiB append is the layer's copy-up: not measured under Landlock.
+            let append = if m == 2 {
+                Duration::ZERO
+            } else {
+                timed(cordon, mode, dir, &["sh", "-c", "echo x >> big"])?
+            };
             let cargo = timed(cordon, mode, dir, &build)?;
             if round > 0 {
-                samples[m].1.push(files);
-                samples[2 + m].1.push(append);
-                samples[4 + m].1.push(cargo);
+                match m {
+                    2 => {
+                        samples[9].1.push(files);
+                        samples[11].1.push(cargo);
+                    }
+                    _ => {
+                        samples[m].1.push(files);
+                        samples[2 + m].1.push(append);
+                        samples[4 + m].1.push(cargo);
+                    }
+                }
+                if m == 0 {
+                    samples[8].1.push(files);
+                    samples[10].1.push(cargo);
+                }
             }
         }
         for _ in 0..5 {
             for (i, dir) in [sizes.0, sizes.1].into_iter().enumerate() {
-                let took = timed(cordon, "--layer", dir, &["/bin/true"])?;
+                let took = timed(cordon, &["--layer"], dir, &["/bin/true"])?;
                 if round > 0 {
                     samples[6 + i].1.push(took);
                 }

@@ -257,7 +257,7 @@ fn measure(cordon: &Path, dynamic: &Path, base: &Path, opts: &Options) -> Result
     println!("timing the proxy network: {} rounds of 4 cases", opts.runs);
     let proxied = launch::proxy(&places, opts.runs)?;
     let layer_rounds = (opts.runs / 10).clamp(3, 10);
-    println!("timing workloads under the copy-on-write layer: {layer_rounds} rounds of 8 cases");
+    println!("timing workloads under the copy-on-write layer: {layer_rounds} rounds of 12 cases");
     let layered = layered::run(cordon, base, (&empty, &large), layer_rounds)?;
     let ratio = |d: Duration, to: Duration| d.as_secs_f64() / to.as_secs_f64().max(1e-12);
     let mut rows = Vec::new();

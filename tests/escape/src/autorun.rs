@@ -90,8 +90,7 @@ pub fn cases() -> Vec<Case> {
             "`git submodule update` checks out the recorded commit of a submodule",
             use_submodule_update,
         )
-        .not_in_mutants()
-        .landlock_limit(ROOT_LIMIT),
+        .not_in_mutants(),
         Case::attack(
             "use/git-worktree-add",
             u,
@@ -106,8 +105,7 @@ pub fn cases() -> Vec<Case> {
             "a commit runs the pre-commit hook a hook manager installed (core.hooksPath = .husky)",
             use_hook_manager,
         )
-        .not_in_mutants()
-        .landlock_limit(ROOT_LIMIT),
+        .not_in_mutants(),
     ]
 }
 

@@ -565,14 +565,23 @@ the command sees only what was bound into it.
 itself sets the parent-death signal, drops every capability (for root: the bounding and ambient \
 sets and `SECBIT_NOROOT`), sets no-new-privileges, restricts itself with a Landlock ruleset built \
 from the same plan (read and execute where the plan allows reading, write only in the writable \
-set, TCP refused when the plan denies the network), then installs the seccomp filter (which also refuses `setsid` and `setpgid`, \
-so the whole run stays in the process group killed when it ends). The command shares the host's \
-namespaces: host processes stay visible in `/proc` (though not signalable nor traceable), the \
-host's `/tmp` stays listable (a fresh per-run directory, removed afterwards, is its `TMPDIR`), \
-masked directories show their entries' names but not their contents, and, because a Landlock \
-grant on a directory reaches everything beneath it, a writable root that holds protected paths \
-(every workspace: `.git`, the placeholders) is writable only below its existing entries, never \
-directly in it or in `.git`.
+set, TCP refused when the plan denies the network), then installs the seccomp filter (which also \
+refuses `setsid` and `setpgid`, so the whole run stays in the process group killed when it ends) \
+with a listener it hands to the launcher. Every call that creates, removes, renames or links a \
+name, opens a file for writing, or changes a mode, owner, time or extended attribute then goes to \
+the launcher's **supervisor** (`cordon-supervisor`, seccomp user notification): it copies the path \
+out of the caller once, resolves it itself (directories by descriptor, the last name one link at \
+a time), judges the real path (inside the writable set, outside every mask and protected path, \
+not at a name the auto-run registry lists, at any depth) and performs the call with the \
+caller's umask and no capability, installing an opened descriptor in the caller; it never lets \
+the kernel continue a call it judged. So entries come and go anywhere in a workspace, top level \
+and `.git` included, while hooks and configurations stay refused at the moment of the call; git \
+configurations are brokered (git renames a lock file over `config`: the supervisor puts the \
+current file with only the allowed changes in its place, and reports each key it dropped); and \
+metadata outside the writable set is refused. The command shares the host's namespaces: host \
+processes stay visible in `/proc` (though not signalable nor traceable), the host's `/tmp` stays \
+listable (a fresh per-run directory, removed afterwards, is its `TMPDIR`), and masked \
+directories show their entries' names but not their contents.
 
 ## What `auto` picks
 

@@ -65,6 +65,11 @@ pub struct Options {
     /// comparison is the same. Not with --write-doc (docs/workloads.md is the default mode's).
     #[arg(long)]
     pub layer: bool,
+    /// Run the jailed column under the Landlock backend (`cordon run --backend landlock`, live,
+    /// with its supervisor): where containers and CI runners put a harness. Not with
+    /// --write-doc or --layer.
+    #[arg(long)]
+    pub landlock: bool,
 }
 
 fn main() -> ExitCode {
@@ -202,6 +207,8 @@ struct Setup {
     cordon: PathBuf,
     /// `--layer` for the jailed runs, or nothing.
     mode: &'static [&'static str],
+    /// The backend the jailed runs name.
+    backend: &'static str,
     root_path: String,
     root_home: PathBuf,
     user: Option<(Ids, PathBuf, String)>,
@@ -212,6 +219,11 @@ pub fn run(root: &Path, opts: &Options) -> Result<(), Error> {
     if opts.layer && opts.write_doc {
         return Err(fail(
             "--layer with --write-doc: docs/workloads.md records the default mode; run them apart",
+        ));
+    }
+    if opts.landlock && (opts.write_doc || opts.layer) {
+        return Err(fail(
+            "--landlock with --write-doc or --layer: docs/workloads.md records bubblewrap's default mode, and the Landlock backend makes no layer",
         ));
     }
     let items = select(opts)?;
@@ -276,6 +288,7 @@ pub fn run(root: &Path, opts: &Options) -> Result<(), Error> {
         runs: runs.clone(),
         cordon,
         mode: if opts.layer { &["--layer"] } else { &[] },
+        backend: if opts.landlock { "landlock" } else { "bwrap" },
         root_path,
         root_home,
         user,
@@ -729,7 +742,7 @@ fn run_item(setup: &Setup, item: Item) -> Result<Row, Error> {
         let limit = item.timeout_secs();
         if place == Place::Jail {
             cmd.arg(&setup.cordon)
-                .args(["run", "--backend", "bwrap"])
+                .args(["run", "--backend", setup.backend])
                 .args(setup.mode)
                 .arg("--timeout")
                 .arg(limit.to_string())

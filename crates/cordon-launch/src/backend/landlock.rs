@@ -118,6 +118,9 @@ fn supervisor_rules(
     for s in &plan.skipped {
         match s.reason {
             SkipReason::MaskMissing | SkipReason::HiddenWithHome => masked.push(s.path.clone()),
+            // A missing auto-run name at a root's top may be made, as under bubblewrap's
+            // live runs: the sweep moves it aside after the run (`features/sweep.rs`).
+            SkipReason::ProtectedMissing if is_root_auto_run(plan, &s.path) => {}
             SkipReason::ProtectedMissing | SkipReason::OwnStateMissing => {
                 protected.push(s.path.clone());
             }
@@ -130,6 +133,16 @@ fn supervisor_rules(
         protected,
         masked,
     }
+}
+
+/// Whether `path` is an auto-run name of the registry's root scope in one of the plan's roots.
+fn is_root_auto_run(plan: &cordon_policy::Plan, path: &Path) -> bool {
+    plan.writable.iter().any(|root| {
+        path.strip_prefix(root)
+            .ok()
+            .and_then(Path::to_str)
+            .is_some_and(cordon_policy::AutoRun::is_root_name)
+    })
 }
 
 impl LandlockBackend {
