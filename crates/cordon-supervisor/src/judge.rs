@@ -191,7 +191,9 @@ fn by_name(rel: &[&OsStr], change: Change) -> Option<&'static str> {
             if let Some(entry) = AutoRun::for_root_name(&joined) {
                 let last = j + 1 == names.len();
                 let empty_dir = change == Change::MakeDir && last && joined == entry.name();
-                let new = change == Change::Create;
+                // A new name may be taken; the mode and times of any are inert (a host
+                // program reads these files, it does not execute them).
+                let new = matches!(change, Change::Create | Change::Metadata);
                 if !empty_dir && !new {
                     return Some("auto-run");
                 }
