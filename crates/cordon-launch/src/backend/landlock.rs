@@ -320,13 +320,9 @@ impl Backend for LandlockBackend {
                 degradations: vec![
                     "host processes stay visible in /proc".into(),
                     "no private /tmp: a per-run TMPDIR instead".into(),
-                    "nothing can be created directly in a workspace root or .git".into(),
                     "no loopback: with the network denied every network socket is refused (the loopback is the host's; bubblewrap gives the jail its own)".into(),
                     "no pseudo-terminals: the host's /dev/pts holds other sessions' terminals".into(),
-                    format!(
-                        "metadata outside the writable set is not refused: chmod, utimensat, chown and the xattr calls work on the user's own files anywhere (Landlock ABI {} has no right for them; escape case writes/mode-and-times)",
-                        abi.version()
-                    ),
+                    "a supervisor performs every call that changes a name or metadata (cordon-supervisor): a write-open of a FIFO waits for its reader, and a capability-less root cannot chown to another user".into(),
                 ],
                 unusable: None,
             },
