@@ -12,8 +12,6 @@ use super::matrix::{Outcome, Verdict};
 use super::protected::{diff, git, harness_err, repo, snapshot};
 use super::{Case, Class};
 
-const ROOT_LIMIT: &str = "no new entry can be created directly in the workspace root or in `.git` under Landlock (they hold protected paths, and a Landlock grant on a directory reaches everything beneath it), only below their existing subdirectories and files";
-
 pub fn cases() -> Vec<Case> {
     let c = Class::Protected;
     let u = Class::Usability;
@@ -97,8 +95,7 @@ pub fn cases() -> Vec<Case> {
             "`git worktree add` makes a linked worktree in the workspace",
             use_worktree_add,
         )
-        .not_in_mutants()
-        .landlock_limit(ROOT_LIMIT),
+        .not_in_mutants(),
         Case::attack(
             "use/commit-with-hook-manager",
             u,

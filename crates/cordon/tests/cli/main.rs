@@ -24,3 +24,4 @@ mod one_owner;
 mod review;
 mod roots;
 mod stage_placement;
+mod supervised;

@@ -1,0 +1,68 @@
+//! The Landlock backend's supervisor end to end (`cordon run --backend landlock`): entries made
+//! at a workspace's top and in `.git`, a git repository used as on the host, its configuration
+//! brokered, hooks refused at the moment of the call.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests fail by panicking
+
+use crate::cli_run::{Jail, text};
+
+#[test]
+fn the_landlock_backend_makes_entries_at_the_top_and_brokers_git_while_hooks_stay_refused() {
+    let j = Jail::new();
+    // A real repository: `git init` on the host, one commit.
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .current_dir(&j.work)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    std::fs::remove_dir_all(j.work.join(".git")).unwrap();
+    git(&["init", "-q", "."]);
+    git(&["commit", "-q", "--allow-empty", "-m", "host"]);
+    let out = j.run(&[
+        "run",
+        "--json",
+        "--backend",
+        "landlock",
+        "--",
+        "/bin/sh",
+        "-c",
+        "echo made > top.txt && mkdir build && git add top.txt && \
+         git -c user.name=t -c user.email=t@example.com commit -qm jailed && \
+         git config user.name jailed && git config core.fsmonitor 'touch pwned'; \
+         echo x > .git/hooks/pre-push || echo HOOK-REFUSED; echo end",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["backend"], "landlock", "{v}");
+    let stdout = v["stdout"]["text"].as_str().unwrap();
+    assert!(stdout.contains("HOOK-REFUSED\nend"), "{v}");
+    // What was allowed reached the host: new entries at the top, a commit, an allowed key.
+    assert_eq!(
+        std::fs::read_to_string(j.work.join("top.txt")).unwrap(),
+        "made\n"
+    );
+    assert!(j.work.join("build").is_dir());
+    assert_eq!(git(&["log", "--format=%s", "-1"]).trim(), "jailed");
+    let config = std::fs::read_to_string(j.work.join(".git/config")).unwrap();
+    assert!(config.contains("jailed"), "{config}");
+    // What was refused did not, and the result says which key was left out.
+    assert!(!config.contains("fsmonitor"), "{config}");
+    assert!(!j.work.join(".git/hooks/pre-push").exists());
+    let violations = v["violations"].as_array().unwrap();
+    assert!(
+        violations
+            .iter()
+            .any(|x| x["kind"] == "git-config-refused" && x["key"] == "core.fsmonitor"),
+        "{v}"
+    );
+    assert!(
+        violations.iter().any(|x| x["path"]
+            .as_str()
+            .is_some_and(|p| p.ends_with(".git/hooks/pre-push"))),
+        "{v}"
+    );
+}
