@@ -57,6 +57,10 @@ pub struct Rules {
     /// Credential masks (canonical): the supervisor opens files for the jail, so it refuses
     /// what Landlock hides from it, at and below them, whatever the change.
     pub masked: Vec<PathBuf>,
+    /// The jail's own `/dev/shm` (a directory inside a writable root, the run's temporary one):
+    /// POSIX shared memory and semaphores (`shm_open`, `sem_open`: files below `/dev/shm`) are
+    /// made there, never among the host's. `None`: `/dev/shm` is outside the writable set.
+    pub shm: Option<PathBuf>,
 }
 
 const EACCES: i32 = 13;
@@ -269,6 +273,7 @@ mod tests {
             devices: vec!["/dev/null".into()],
             protected: vec!["/ws/keep".into()],
             masked: vec!["/ws/.env".into()],
+            shm: None,
         }
     }
 

@@ -86,7 +86,10 @@ fn in_dir(place: &Place) -> Vec<u8> {
 
 /// Handles one notification.
 pub(crate) fn handle(rules: &Rules, n: &Notification) -> Outcome {
-    let c = Caller { pid: n.pid };
+    let c = Caller {
+        pid: n.pid,
+        shm: rules.shm.as_deref(),
+    };
     let a = n.args;
     let nr = n.nr;
     match nr {
@@ -205,7 +208,7 @@ fn at(dirfd: u64, path: u64, flags: i32) -> Target {
 /// The inode a [`Target`] names, as a path this process can use, with its real path; the
 /// `bool` is whether the path's last name must not be followed.
 fn locate(
-    c: &Caller,
+    c: &Caller<'_>,
     t: &Target,
 ) -> io::Result<(Vec<u8>, std::path::PathBuf, bool, Option<OwnedFd>)> {
     match *t {
@@ -238,7 +241,7 @@ fn locate(
     }
 }
 
-fn open(rules: &Rules, c: &Caller, dirfd: u64, path: u64, flags: u64, mode: u64) -> Outcome {
+fn open(rules: &Rules, c: &Caller<'_>, dirfd: u64, path: u64, flags: u64, mode: u64) -> Outcome {
     let flags = flags as i32;
     let mode = (mode as u32) & 0o7777;
     let path = tri!(c.string(path));
@@ -300,7 +303,14 @@ fn open(rules: &Rules, c: &Caller, dirfd: u64, path: u64, flags: u64, mode: u64)
     Outcome::Fd(fd, cloexec)
 }
 
-fn make(rules: &Rules, c: &Caller, dirfd: u64, path: u64, mode: u64, node: Option<u64>) -> Outcome {
+fn make(
+    rules: &Rules,
+    c: &Caller<'_>,
+    dirfd: u64,
+    path: u64,
+    mode: u64,
+    node: Option<u64>,
+) -> Outcome {
     let path = tri!(c.string(path));
     let place = tri!(c.place(dirfd, &path, false));
     if place.name == "." || place.name == ".." {
@@ -327,7 +337,7 @@ fn make(rules: &Rules, c: &Caller, dirfd: u64, path: u64, mode: u64, node: Optio
     }
 }
 
-fn remove(rules: &Rules, c: &Caller, dirfd: u64, path: u64, flags: i32) -> Outcome {
+fn remove(rules: &Rules, c: &Caller<'_>, dirfd: u64, path: u64, flags: i32) -> Outcome {
     let path = tri!(c.string(path));
     let place = tri!(c.place(dirfd, &path, false));
     if place.name == "." {
@@ -340,7 +350,7 @@ fn remove(rules: &Rules, c: &Caller, dirfd: u64, path: u64, flags: i32) -> Outco
     sys::unlinkat(place.dir.as_fd(), &place.name, flags).into()
 }
 
-fn rename(rules: &Rules, c: &Caller, a: [u64; 4], flags: u32) -> Outcome {
+fn rename(rules: &Rules, c: &Caller<'_>, a: [u64; 4], flags: u32) -> Outcome {
     let old = tri!(c.string(a[1]));
     let new = tri!(c.string(a[3]));
     let from = tri!(c.place(a[0], &old, false));
@@ -376,7 +386,7 @@ fn rename(rules: &Rules, c: &Caller, a: [u64; 4], flags: u32) -> Outcome {
     .into()
 }
 
-fn link(rules: &Rules, c: &Caller, a: [u64; 4], flags: i32) -> Outcome {
+fn link(rules: &Rules, c: &Caller<'_>, a: [u64; 4], flags: i32) -> Outcome {
     let follow = flags & libc::AT_SYMLINK_FOLLOW != 0;
     let source = if flags & libc::AT_EMPTY_PATH != 0 && tri!(c.string(a[1])).is_empty() {
         Target::Fd(a[0])
@@ -392,7 +402,7 @@ fn link(rules: &Rules, c: &Caller, a: [u64; 4], flags: i32) -> Outcome {
     sys::link(&via, to.dir.as_fd(), &to.name, follow_via).into()
 }
 
-fn symlink(rules: &Rules, c: &Caller, target: u64, dirfd: u64, path: u64) -> Outcome {
+fn symlink(rules: &Rules, c: &Caller<'_>, target: u64, dirfd: u64, path: u64) -> Outcome {
     let target = tri!(c.string(target));
     let path = tri!(c.string(path));
     let place = tri!(c.place(dirfd, &path, false));
@@ -400,7 +410,7 @@ fn symlink(rules: &Rules, c: &Caller, target: u64, dirfd: u64, path: u64) -> Out
     sys::symlinkat(&target, place.dir.as_fd(), &place.name).into()
 }
 
-fn truncate(rules: &Rules, c: &Caller, path: u64, len: i64) -> Outcome {
+fn truncate(rules: &Rules, c: &Caller<'_>, path: u64, len: i64) -> Outcome {
     let path = tri!(c.string(path));
     let place = tri!(c.place(libc::AT_FDCWD as u64, &path, true));
     judged!(rules, Change::Write, &place.path);
@@ -413,7 +423,7 @@ fn truncate(rules: &Rules, c: &Caller, path: u64, len: i64) -> Outcome {
     sys::ftruncate(fd.as_fd(), len).into()
 }
 
-fn chmod(rules: &Rules, c: &Caller, t: Target, mode: u32) -> Outcome {
+fn chmod(rules: &Rules, c: &Caller<'_>, t: Target, mode: u32) -> Outcome {
     let follow = !matches!(t, Target::At(_, _, false));
     let (via, real, by_path, _hold) = tri!(locate(c, &t));
     judged!(rules, Change::Metadata, &real);
@@ -425,7 +435,7 @@ fn chmod(rules: &Rules, c: &Caller, t: Target, mode: u32) -> Outcome {
     sys::chmod(&self_fd(f.as_fd()), mode).into()
 }
 
-fn chown(rules: &Rules, c: &Caller, t: Target, uid: u64, gid: u64) -> Outcome {
+fn chown(rules: &Rules, c: &Caller<'_>, t: Target, uid: u64, gid: u64) -> Outcome {
     let follow = !matches!(t, Target::At(_, _, false));
     let (via, real, by_path, _hold) = tri!(locate(c, &t));
     judged!(rules, Change::Metadata, &real);
@@ -433,7 +443,7 @@ fn chown(rules: &Rules, c: &Caller, t: Target, uid: u64, gid: u64) -> Outcome {
     sys::fchownat(f.as_fd(), OsStr::new(""), uid as u32, gid as u32, true).into()
 }
 
-fn utimens(rules: &Rules, c: &Caller, a: [u64; 6]) -> Outcome {
+fn utimens(rules: &Rules, c: &Caller<'_>, a: [u64; 6]) -> Outcome {
     let flags = a[3] as i32;
     let t = if a[1] == 0 {
         Target::Fd(a[0])
@@ -455,7 +465,7 @@ fn utimens(rules: &Rules, c: &Caller, a: [u64; 6]) -> Outcome {
 }
 
 #[cfg(target_arch = "x86_64")]
-fn utimes(rules: &Rules, c: &Caller, dirfd: u64, path: u64, times: u64) -> Outcome {
+fn utimes(rules: &Rules, c: &Caller<'_>, dirfd: u64, path: u64, times: u64) -> Outcome {
     let t = Target::At(dirfd, path, true);
     let times = if times == 0 {
         None
@@ -472,7 +482,7 @@ fn utimes(rules: &Rules, c: &Caller, dirfd: u64, path: u64, times: u64) -> Outco
 }
 
 #[cfg(target_arch = "x86_64")]
-fn utime(rules: &Rules, c: &Caller, path: u64, times: u64) -> Outcome {
+fn utime(rules: &Rules, c: &Caller<'_>, path: u64, times: u64) -> Outcome {
     let t = Target::At(libc::AT_FDCWD as u64, path, true);
     let times = if times == 0 {
         None
@@ -488,7 +498,7 @@ fn utime(rules: &Rules, c: &Caller, path: u64, times: u64) -> Outcome {
     set_times(rules, c, &t, times)
 }
 
-fn set_times(rules: &Rules, c: &Caller, t: &Target, times: Option<[(i64, i64); 2]>) -> Outcome {
+fn set_times(rules: &Rules, c: &Caller<'_>, t: &Target, times: Option<[(i64, i64); 2]>) -> Outcome {
     let nofollow = matches!(t, Target::At(_, _, false));
     let (via, real, by_path, _hold) = tri!(locate(c, t));
     judged!(rules, Change::Metadata, &real);
@@ -499,7 +509,7 @@ fn set_times(rules: &Rules, c: &Caller, t: &Target, times: Option<[(i64, i64); 2
     sys::utimensat(None, &self_fd(f.as_fd()), times, false).into()
 }
 
-fn setxattr(rules: &Rules, c: &Caller, t: Target, a: [u64; 6]) -> Outcome {
+fn setxattr(rules: &Rules, c: &Caller<'_>, t: Target, a: [u64; 6]) -> Outcome {
     let nofollow = matches!(t, Target::At(_, _, false));
     let name = tri!(c.string(a[1]));
     let size = usize::try_from(a[3]).unwrap_or(usize::MAX);
@@ -520,7 +530,7 @@ fn setxattr(rules: &Rules, c: &Caller, t: Target, a: [u64; 6]) -> Outcome {
     sys::setxattr(&self_fd(f.as_fd()), &name, &value, a[4] as i32, false).into()
 }
 
-fn removexattr(rules: &Rules, c: &Caller, t: Target, name: u64) -> Outcome {
+fn removexattr(rules: &Rules, c: &Caller<'_>, t: Target, name: u64) -> Outcome {
     let nofollow = matches!(t, Target::At(_, _, false));
     let name = tri!(c.string(name));
     let (via, real, by_path, _hold) = tri!(locate(c, &t));
@@ -553,7 +563,7 @@ fn read_capped(fd: OwnedFd) -> io::Result<Option<String>> {
 /// sanitized), writes that to a file of its own and renames it into place, then removes the
 /// caller's lock file: the caller's descriptors still point at its own file, never at the live
 /// configuration.
-fn broker_config(c: &Caller, from: &Place, to: &Place) -> Outcome {
+fn broker_config(c: &Caller<'_>, from: &Place, to: &Place) -> Outcome {
     let refuse = |rule: &'static str| {
         Outcome::Refused(Refusal {
             path: to.path.clone(),

@@ -30,15 +30,17 @@ pub(crate) struct Place {
 
 /// The thread whose call is being handled.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Caller {
+pub(crate) struct Caller<'a> {
     pub(crate) pid: u32,
+    /// The jail's own `/dev/shm`: an absolute path below `/dev/shm` is taken there.
+    pub(crate) shm: Option<&'a std::path::Path>,
 }
 
 fn errno(e: i32) -> io::Error {
     io::Error::from_raw_os_error(e)
 }
 
-impl Caller {
+impl Caller<'_> {
     /// A NUL-terminated string at `addr` in the caller's memory (at most `PATH_MAX` bytes).
     pub(crate) fn string(&self, addr: u64) -> io::Result<Vec<u8>> {
         if addr == 0 {
@@ -124,6 +126,14 @@ impl Caller {
         if path.is_empty() {
             return Err(errno(libc::ENOENT));
         }
+        let private;
+        let path = match (self.shm, path.strip_prefix(b"/dev/shm")) {
+            (Some(shm), Some(rest)) if rest.is_empty() || rest[0] == b'/' => {
+                private = [shm.as_os_str().as_bytes(), rest].concat();
+                &private[..]
+            }
+            _ => path,
+        };
         let mut base = if path[0] == b'/' {
             sys::openat(None, b"/", libc::O_PATH | libc::O_DIRECTORY, 0)?
         } else if dirfd as i32 == libc::AT_FDCWD {

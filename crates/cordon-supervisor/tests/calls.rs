@@ -131,6 +131,7 @@ fn rules(t: &Tree) -> Rules {
         devices: vec!["/dev/null".into()],
         protected: vec![],
         masked: vec![],
+        shm: None,
     }
 }
 
@@ -357,4 +358,30 @@ fn a_submodule_configuration_is_judged_like_the_repository_one() {
         std::fs::read_to_string(t.ws.join(".git/modules/lib/config")).unwrap(),
         "[core]\n"
     );
+}
+
+#[test]
+fn posix_shared_memory_is_made_in_the_jails_own_shm() {
+    let t = tree();
+    let shm = t.ws.join("shm");
+    std::fs::create_dir_all(&shm).unwrap();
+    let name = format!("cordon-test-{}", std::process::id());
+    let script = format!(
+        "python3 -c 'from multiprocessing import shared_memory as s, Lock; \
+         m = s.SharedMemory(name=\"{name}\", create=True, size=16); m.buf[0] = 7; \
+         l = Lock(); l.acquire(); l.release(); print(\"shm\", m.buf[0]); m.close(); m.unlink()'"
+    );
+    let ran = run(
+        &t.ws,
+        &script,
+        Some(Rules {
+            shm: Some(shm.clone()),
+            ..rules(&t)
+        }),
+    );
+    assert_eq!(ran.out.trim(), "shm 7", "{:?}", ran.report);
+    assert!(ran.report.handled > 0);
+    // The host's /dev/shm never held it, and the jail's own is empty again.
+    assert!(!std::path::Path::new("/dev/shm").join(&name).exists());
+    assert_eq!(std::fs::read_dir(&shm).unwrap().count(), 0);
 }

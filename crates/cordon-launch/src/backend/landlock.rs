@@ -95,10 +95,11 @@ fn make_scratch(root: &Path, binary: &Path) -> Result<(Tree, PathBuf), LaunchErr
 
 /// What the supervisor enforces for `plan`: writes below the writable roots and the run's
 /// temporary directory, the plan's protected paths (those that do not exist yet too) refused,
-/// its credential masks refused whatever the call.
+/// its credential masks refused whatever the call, `/dev/shm` taken to `shm`.
 fn supervisor_rules(
     plan: &cordon_policy::Plan,
     temp: &Path,
+    shm: &Path,
     devices: &[PathBuf],
 ) -> cordon_supervisor::Rules {
     use cordon_policy::SkipReason;
@@ -132,6 +133,7 @@ fn supervisor_rules(
         devices: devices.to_vec(),
         protected,
         masked,
+        shm: Some(shm.to_path_buf()),
     }
 }
 
@@ -257,9 +259,17 @@ impl Backend for LandlockBackend {
             dies,
             supervisor.as_ref().map(|(_, to)| *to),
         );
+        // The jail's own /dev/shm, inside the run's temporary directory (removed with it).
+        let shm = temp.join(".shm");
+        if supervisor.is_some() {
+            std::fs::DirBuilder::new()
+                .mode(0o700)
+                .create(&shm)
+                .map_err(LaunchError::io(format!("creating {}", shm.display())))?;
+        }
         let supervisor = supervisor.map(|(socket, _)| crate::host::supervise::Handover {
             socket,
-            rules: supervisor_rules(plan, &temp, &options.devices),
+            rules: supervisor_rules(plan, &temp, &shm, &options.devices),
         });
 
         let mut shown: Vec<OsString> = vec![
