@@ -90,6 +90,18 @@ impl Caller<'_> {
         )
     }
 
+    /// Whether the caller runs as root (its effective user id is 0).
+    pub(crate) fn is_root(&self) -> bool {
+        std::fs::read_to_string(format!("/proc/{}/status", self.pid))
+            .ok()
+            .and_then(|s| {
+                s.lines()
+                    .find_map(|l| l.strip_prefix("Uid:"))
+                    .and_then(|v| v.split_whitespace().nth(1).map(|e| e == "0"))
+            })
+            .unwrap_or(false)
+    }
+
     /// The caller's umask.
     pub(crate) fn umask(&self) -> u32 {
         std::fs::read_to_string(format!("/proc/{}/status", self.pid))

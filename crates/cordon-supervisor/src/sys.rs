@@ -149,6 +149,24 @@ pub(crate) fn set_umask(mask: u32) {
 /// Empties the calling thread's effective capability set: a supervisor started by root does
 /// for the jail only what the jail, which has none, could do.
 pub(crate) fn drop_effective_capabilities() -> io::Result<()> {
+    set_effective(0)
+}
+
+/// `CAP_CHOWN` and `CAP_FOWNER`, as bits of the first capability word.
+const OWNER_CAPS: u32 = (1 << 0) | (1 << 3);
+
+/// Runs `f` with `CAP_CHOWN` and `CAP_FOWNER` in the calling thread's effective set when its
+/// permitted set has them (a root launcher), then empties the effective set again.
+pub(crate) fn with_owner_caps<T>(f: impl FnOnce() -> io::Result<T>) -> io::Result<T> {
+    set_effective(OWNER_CAPS)?;
+    let out = f();
+    set_effective(0)?;
+    out
+}
+
+/// Sets the calling thread's effective capabilities (first word) to `effective` within its
+/// permitted set; the second word to none.
+fn set_effective(effective: u32) -> io::Result<()> {
     #[repr(C)]
     struct Header {
         version: u32,
@@ -169,9 +187,8 @@ pub(crate) fn drop_effective_capabilities() -> io::Result<()> {
     let mut data = [Data::default(); 2];
     // SAFETY: capget fills two Data for version 3.
     cvt(unsafe { libc::syscall(libc::SYS_capget, &raw mut header, data.as_mut_ptr()) })?;
-    for d in &mut data {
-        d.effective = 0;
-    }
+    data[0].effective = effective & data[0].permitted;
+    data[1].effective = 0;
     // SAFETY: capset reads the header and two Data; pid 0 is the calling thread.
     cvt(unsafe { libc::syscall(libc::SYS_capset, &raw mut header, data.as_ptr()) }).map(drop)
 }

@@ -385,3 +385,42 @@ fn posix_shared_memory_is_made_in_the_jails_own_shm() {
     assert!(!std::path::Path::new("/dev/shm").join(&name).exists());
     assert_eq!(std::fs::read_dir(&shm).unwrap().count(), 0);
 }
+
+#[test]
+fn a_root_jail_gives_its_files_away_as_roots_tar_does_and_nothing_outside() {
+    let t = tree();
+    let o = t.outside.display();
+    let script = [
+        case(
+            "chown-inside",
+            "echo x > given && chown 1000:1000 given && chmod 640 given",
+        ),
+        case("chown-outside", &format!("chown 1000 {o}/file")),
+    ]
+    .concat();
+    let ran = run(&t.ws, &script, Some(rules(&t)));
+    let root = rustix_free_euid() == 0;
+    // As root (a capability-less jail, a supervisor whose permitted set lends CAP_CHOWN and
+    // CAP_FOWNER) the file inside is given away; unprivileged, it cannot be, as on the host.
+    assert_eq!(
+        verdicts(&ran.out),
+        vec![
+            ("chown-inside".into(), root),
+            ("chown-outside".into(), false)
+        ],
+        "{:?}",
+        ran.report
+    );
+    use std::os::unix::fs::MetadataExt;
+    let outside = std::fs::metadata(t.outside.join("file")).unwrap();
+    assert_ne!(outside.uid(), 1000);
+    if root {
+        let given = std::fs::metadata(t.ws.join("given")).unwrap();
+        assert_eq!((given.uid(), given.mode() & 0o777), (1000, 0o640));
+    }
+}
+
+fn rustix_free_euid() -> u32 {
+    // SAFETY: geteuid cannot fail.
+    unsafe { libc::geteuid() }
+}
