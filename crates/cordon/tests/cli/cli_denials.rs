@@ -46,10 +46,16 @@ fn denials_name_the_path_and_the_rule_they_met() {
         "{vs:?}"
     );
     assert!(!Path::new("/usr/cordon-test-planted").exists());
-    // Under the Landlock backend: the workspace root's own limit, with the way out.
-    let vs = violations("--backend landlock", "touch made-at-the-top");
-    let rule = find(&vs, &work.join("made-at-the-top"));
-    assert!(rule.contains("--backend bwrap"), "{rule}");
+    // Under the Landlock backend the supervisor makes entries at a workspace's top, and names
+    // the rule of a hook it refused.
+    let vs = violations(
+        "--backend landlock",
+        "touch made-at-the-top; echo x > .git/hooks/pre-commit",
+    );
+    assert!(work.join("made-at-the-top").exists(), "{vs:?}");
+    assert!(!work.join(".git/hooks/pre-commit").exists());
+    let rule = find(&vs, &work.join(".git/hooks/pre-commit"));
+    assert!(rule.contains("hooks"), "{rule}");
 }
 
 #[test]
