@@ -128,7 +128,8 @@ impl Rules {
         Ok(())
     }
 
-    /// Whether `path` is a git configuration the supervisor brokers (see [`is_git_config`]):
+    /// Whether `path` is a git configuration the supervisor brokers (a git directory's
+    /// `config` or `config.worktree`, in `.git` or below its `modules/` or `worktrees/`):
     /// inside a writable root and not masked. A plan protects every git configuration it
     /// finds; brokered, it changes only as `cordon-gitconfig` allows.
     pub fn brokers(&self, path: &Path) -> bool {
