@@ -124,7 +124,7 @@ pub fn cases() -> Vec<Case> {
             git_config_steps,
         )
         .landlock_limit(
-            "the Landlock backend has no mount namespace, so it cannot show git a private copy of .git/config (the git configuration broker, docs/git-config.md): .git/config stays read-only and git's writes to it fail",
+            "`git submodule add` writes `.gitmodules`, an auto-run file the Landlock backend's supervisor refuses to change at the call (bubblewrap's layer judges its plain registrations after the run), and git's submodule helper calls `setsid`, which the Landlock backend's filter refuses (its run is killed by process group); `git config` itself is brokered",
         ),
         control(
             "use/env-grant",
