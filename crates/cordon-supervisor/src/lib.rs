@@ -116,6 +116,23 @@ mod serve {
                     }
                     Ok(0)
                 }
+                Outcome::Later(open, cloexec) => {
+                    let id = n.id;
+                    let answer = listener.try_clone().map(|l| {
+                        std::thread::spawn(move || {
+                            let r = open()
+                                .and_then(|fd| sys::send_fd(l.as_fd(), id, fd.as_fd(), cloexec));
+                            if let Err(e) = r {
+                                let errno = e.raw_os_error().unwrap_or(libc::EIO);
+                                let _ = sys::respond(l.as_fd(), id, Err(errno));
+                            }
+                        })
+                    });
+                    match answer {
+                        Ok(_) => continue,
+                        Err(e) => Err(e.raw_os_error().unwrap_or(libc::EIO)),
+                    }
+                }
                 Outcome::Fd(fd, cloexec) => {
                     match sys::send_fd(listener.as_fd(), n.id, fd.as_fd(), cloexec) {
                         Ok(()) => continue,

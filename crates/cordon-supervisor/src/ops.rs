@@ -21,6 +21,9 @@ pub(crate) enum Outcome {
     Refused(Refusal),
     /// A git configuration brokered: the call succeeded, without these keys.
     Brokered(Vec<Refusal>),
+    /// An open that may wait (a FIFO's), judged already: done on a thread of its own, its
+    /// descriptor then installed like [`Outcome::Fd`]'s.
+    Later(Box<dyn FnOnce() -> io::Result<OwnedFd> + Send>, bool),
 }
 
 impl From<io::Result<()>> for Outcome {
@@ -294,13 +297,36 @@ fn open(rules: &Rules, c: &Caller<'_>, dirfd: u64, path: u64, flags: u64, mode: 
         sys::set_umask(c.umask());
     }
     let nofollow = if follow { libc::O_NOFOLLOW } else { 0 };
+    let flags = (flags | nofollow) & !libc::O_CLOEXEC;
+    // A FIFO's write-open waits for a reader: done on a thread of its own, so that the
+    // supervisor goes on answering (the reader may need it first).
+    if flags & libc::O_NONBLOCK == 0 && is_fifo(&place) {
+        return Outcome::Later(
+            Box::new(move || {
+                sys::openat(Some(place.dir.as_fd()), place.name.as_bytes(), flags, mode)
+            }),
+            cloexec,
+        );
+    }
     let fd = tri!(sys::openat(
         Some(place.dir.as_fd()),
         place.name.as_bytes(),
-        (flags | nofollow) & !libc::O_CLOEXEC,
+        flags,
         mode
     ));
     Outcome::Fd(fd, cloexec)
+}
+
+/// Whether a FIFO is at the place (not followed).
+fn is_fifo(place: &Place) -> bool {
+    sys::openat(
+        Some(place.dir.as_fd()),
+        place.name.as_bytes(),
+        libc::O_PATH | libc::O_NOFOLLOW,
+        0,
+    )
+    .and_then(|f| sys::file_type(f.as_fd()))
+    .is_ok_and(|t| t == libc::S_IFIFO)
 }
 
 fn make(

@@ -89,13 +89,29 @@ fn run(dir: &Path, script: &str, rules: Option<Rules>) -> Run {
     drop(child);
     let listener = receive_listener(parent.as_fd()).unwrap();
     let supervisor = spawn(listener, rules).unwrap();
-    let mut out = String::new();
-    proc.stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut out)
-        .unwrap();
+    // Bounded everywhere: a supervisor stuck in a call must fail the test, not hang it.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let mut stdout = proc.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut out = String::new();
+        let _ = stdout.read_to_string(&mut out);
+        let _ = tx.send(out);
+    });
+    let out = rx
+        .recv_timeout(deadline.saturating_duration_since(std::time::Instant::now()))
+        .unwrap_or_else(|_| {
+            let _ = proc.kill();
+            panic!("the supervised script did not end within 60 s");
+        });
     proc.wait().unwrap();
+    while !supervisor.is_finished() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the supervisor did not end within 60 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
     let report = supervisor.join().unwrap().unwrap();
     Run { out, report }
 }
@@ -423,4 +439,15 @@ fn a_root_jail_gives_its_files_away_as_roots_tar_does_and_nothing_outside() {
 fn rustix_free_euid() -> u32 {
     // SAFETY: geteuid cannot fail.
     unsafe { libc::geteuid() }
+}
+
+#[test]
+fn a_fifo_waiting_for_its_reader_does_not_hold_up_the_other_calls() {
+    let t = tree();
+    // The writer's open waits for a reader; the reader first makes a file (a supervised call),
+    // which a supervisor stuck in the writer's open would never answer.
+    let script = "mkfifo p && (echo through > p &) && sleep 0.2 && touch made && cat p";
+    let ran = run(&t.ws, script, Some(rules(&t)));
+    assert_eq!(ran.out.trim(), "through", "{:?}", ran.report);
+    assert!(t.ws.join("made").exists());
 }

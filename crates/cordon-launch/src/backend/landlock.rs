@@ -332,7 +332,7 @@ impl Backend for LandlockBackend {
                     "no private /tmp: a per-run TMPDIR instead".into(),
                     "no loopback: with the network denied every network socket is refused (the loopback is the host's; bubblewrap gives the jail its own)".into(),
                     "no pseudo-terminals: the host's /dev/pts holds other sessions' terminals".into(),
-                    "a supervisor performs every call that changes a name or metadata (cordon-supervisor): a write-open of a FIFO waits for its reader, and /dev/shm is the run's own only for names opened for writing".into(),
+                    "a supervisor performs every call that changes a name or metadata (cordon-supervisor): /dev/shm is the run's own only for names opened for writing".into(),
                 ],
                 unusable: None,
             },
