@@ -494,12 +494,8 @@ fn utimens(rules: &Rules, c: &Caller<'_>, a: [u64; 6]) -> Outcome {
     let times = if a[2] == 0 {
         None
     } else {
-        let raw = tri!(c.bytes(a[2], 32));
-        let word = |i: usize| {
-            let mut b = [0u8; 8];
-            b.copy_from_slice(&raw[i * 8..i * 8 + 8]);
-            i64::from_ne_bytes(b)
-        };
+        let w = tri!(c.words(a[2], 4));
+        let word = |i: usize| w[i];
         Some([(word(0), word(1)), (word(2), word(3))])
     };
     set_times(rules, c, &t, times)
@@ -511,12 +507,8 @@ fn utimes(rules: &Rules, c: &Caller<'_>, dirfd: u64, path: u64, times: u64) -> O
     let times = if times == 0 {
         None
     } else {
-        let raw = tri!(c.bytes(times, 32));
-        let word = |i: usize| {
-            let mut b = [0u8; 8];
-            b.copy_from_slice(&raw[i * 8..i * 8 + 8]);
-            i64::from_ne_bytes(b)
-        };
+        let w = tri!(c.words(times, 4));
+        let word = |i: usize| w[i];
         Some([(word(0), word(1) * 1000), (word(2), word(3) * 1000)])
     };
     set_times(rules, c, &t, times)
@@ -528,12 +520,8 @@ fn utime(rules: &Rules, c: &Caller<'_>, path: u64, times: u64) -> Outcome {
     let times = if times == 0 {
         None
     } else {
-        let raw = tri!(c.bytes(times, 16));
-        let word = |i: usize| {
-            let mut b = [0u8; 8];
-            b.copy_from_slice(&raw[i * 8..i * 8 + 8]);
-            i64::from_ne_bytes(b)
-        };
+        let w = tri!(c.words(times, 2));
+        let word = |i: usize| w[i];
         Some([(word(0), 0), (word(1), 0)])
     };
     set_times(rules, c, &t, times)

@@ -76,6 +76,16 @@ impl Caller<'_> {
         }
     }
 
+    /// `count` native-endian 64-bit words at `addr` in the caller's memory (`timespec` and
+    /// `timeval` pairs, `utimbuf`).
+    pub(crate) fn words(&self, addr: u64, count: usize) -> io::Result<Vec<i64>> {
+        let raw = self.bytes(addr, count * 8)?;
+        Ok(raw
+            .chunks_exact(8)
+            .map(|c| i64::from_ne_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
+            .collect())
+    }
+
     /// The caller's descriptor `fd`, opened `O_PATH` through `/proc`.
     pub(crate) fn fd(&self, fd: u64) -> io::Result<OwnedFd> {
         let fd = i32::try_from(fd as i64).map_err(|_| errno(libc::EBADF))?;
