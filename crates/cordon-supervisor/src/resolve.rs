@@ -177,8 +177,7 @@ impl Caller<'_> {
                 libc::O_PATH | libc::O_DIRECTORY,
                 0,
             )?;
-            let dir = self.not_mine(dir)?;
-            let real = PathBuf::from(sys::fd_path(dir.as_fd())?);
+            let (dir, real) = self.not_mine(dir)?;
             if real.as_os_str().as_bytes().ends_with(b" (deleted)") {
                 return Err(errno(libc::ENOENT));
             }
@@ -215,8 +214,8 @@ impl Caller<'_> {
     }
 
     /// A directory the kernel resolved through `/proc/self` (`/dev/fd`) is the supervisor's:
-    /// the caller's own is opened instead.
-    fn not_mine(&self, dir: OwnedFd) -> io::Result<OwnedFd> {
+    /// the caller's own is opened instead. With the directory's real path, read once.
+    fn not_mine(&self, dir: OwnedFd) -> io::Result<(OwnedFd, PathBuf)> {
         let real = sys::fd_path(dir.as_fd())?;
         let mine = format!("/proc/{}", std::process::id());
         let bytes = real.as_bytes();
@@ -224,9 +223,11 @@ impl Caller<'_> {
             && (rest.is_empty() || rest[0] == b'/')
         {
             let theirs = [format!("/proc/{}", self.pid).as_bytes(), rest].concat();
-            return sys::openat(None, &theirs, libc::O_PATH | libc::O_DIRECTORY, 0);
+            let dir = sys::openat(None, &theirs, libc::O_PATH | libc::O_DIRECTORY, 0)?;
+            let real = PathBuf::from(sys::fd_path(dir.as_fd())?);
+            return Ok((dir, real));
         }
-        Ok(dir)
+        Ok((dir, PathBuf::from(real)))
     }
 
     /// `/proc/<caller>/fd` or `/proc/<caller>/task/<tid>/fd`: its entries are the caller's
