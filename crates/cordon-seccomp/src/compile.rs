@@ -347,6 +347,21 @@ fn seccomp_condition(arch: Arch, rule: &Rule) -> Result<Option<SeccompRule>, Sec
                 one(c.arg, op, c.value)
             })
             .collect(),
+        Condition::PointerSet { arg, .. } => {
+            let whole = SeccompCondition::new(arg, SeccompCmpArgLen::Qword, SeccompCmpOp::Ne, 0)
+                .map_err(|source| SeccompError::Backend {
+                    arch,
+                    what: format!("rule `{syscall}: {condition}`"),
+                    source,
+                })?;
+            return SeccompRule::new(vec![whole]).map(Some).map_err(|source| {
+                SeccompError::Backend {
+                    arch,
+                    what: format!("rule `{syscall}: {condition}`"),
+                    source,
+                }
+            });
+        }
         other => {
             return Err(SeccompError::UnsupportedRule {
                 arch,

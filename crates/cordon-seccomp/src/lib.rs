@@ -72,7 +72,7 @@ pub use rules::{Action, Cmp, CmpOp, Condition, Rule, rule_table};
 
 /// The version of the filter's meaning. Bump it whenever a rule is added, removed or changed, so
 /// that policy hashes and `cordon doctor` tell old filters from new ones.
-pub const FILTER_VERSION: u32 = 6;
+pub const FILTER_VERSION: u32 = 7;
 
 /// What to build a filter for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]

@@ -133,6 +133,14 @@ const TABLE: &[(&str, Option<u32>, Option<u32>)] = &[
     ("fremovexattr", Some(199), Some(16)),
     ("setxattrat", Some(463), Some(463)),
     ("removexattrat", Some(466), Some(466)),
+    // The calls that name an address (the supervisor's, when the network is denied without a
+    // network namespace).
+    ("bind", Some(49), Some(200)),
+    ("connect", Some(42), Some(203)),
+    ("listen", Some(50), Some(201)),
+    ("sendto", Some(44), Some(206)),
+    ("sendmsg", Some(46), Some(211)),
+    ("sendmmsg", Some(307), Some(269)),
 ];
 
 /// Lookup result for one syscall on one architecture.
@@ -281,6 +289,12 @@ mod tests {
             ("removexattr", libc::SYS_removexattr),
             ("lremovexattr", libc::SYS_lremovexattr),
             ("fremovexattr", libc::SYS_fremovexattr),
+            ("bind", libc::SYS_bind),
+            ("connect", libc::SYS_connect),
+            ("listen", libc::SYS_listen),
+            ("sendto", libc::SYS_sendto),
+            ("sendmsg", libc::SYS_sendmsg),
+            ("sendmmsg", libc::SYS_sendmmsg),
         ];
         #[cfg(target_arch = "x86_64")]
         libc_numbers.extend([

@@ -61,6 +61,18 @@ pub struct Rules {
     /// POSIX shared memory and semaphores (`shm_open`, `sem_open`: files below `/dev/shm`) are
     /// made there, never among the host's. `None`: `/dev/shm` is outside the writable set.
     pub shm: Option<PathBuf>,
+    /// The network is denied and no namespace holds the jail: the calls that name an address
+    /// come here, and the jail reaches only sockets it bound itself (and these). `None`: the
+    /// filter sends no such call.
+    pub network: Option<Network>,
+}
+
+/// What a jail without a network namespace may reach when the network is denied, beyond the
+/// sockets it bound itself.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Network {
+    /// Inodes of host sockets the jail may connect to (the run's proxy listener).
+    pub granted_sockets: Vec<u64>,
 }
 
 const EACCES: i32 = 13;
@@ -275,6 +287,7 @@ mod tests {
             protected: vec!["/ws/keep".into()],
             masked: vec!["/ws/.env".into()],
             shm: None,
+            network: None,
         }
     }
 

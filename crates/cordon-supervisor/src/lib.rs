@@ -28,26 +28,32 @@
 //!
 //! It does not build the filter (`cordon-seccomp` does) or decide when to install it (the
 //! launcher's child calls [`install_with_listener`] between `fork` and `exec`, and the launcher
-//! takes the listener with [`receive_listener`]), choose a backend, or see reads: a read-only `open` never reaches
+//! takes the listener with [`take_listener`]), choose a backend, or see reads: a read-only `open` never reaches
 //! it, and Landlock alone rules reads. It is not a sandbox on its own: without Landlock the
 //! calls it does not see (reads, `exec`) are not restricted.
 
 #[cfg(target_os = "linux")]
 mod judge;
 #[cfg(target_os = "linux")]
+mod net;
+#[cfg(target_os = "linux")]
+mod netsys;
+#[cfg(target_os = "linux")]
 mod ops;
 #[cfg(target_os = "linux")]
 mod resolve;
 #[cfg(target_os = "linux")]
+mod sockets;
+#[cfg(target_os = "linux")]
 mod sys;
 
 #[cfg(target_os = "linux")]
-pub use judge::{Change, Refusal, Rules};
+pub use judge::{Change, Network, Refusal, Rules};
 
 #[cfg(target_os = "linux")]
 pub use serve::{KEPT_REFUSALS, Report, serve, spawn};
 #[cfg(target_os = "linux")]
-pub use sys::{install_with_listener, receive_listener};
+pub use sys::{install_with_listener, take_listener};
 
 #[cfg(target_os = "linux")]
 mod serve {
@@ -55,9 +61,18 @@ mod serve {
     use std::os::fd::{AsFd, OwnedFd};
     use std::thread::JoinHandle;
 
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::{Arc, Mutex, PoisonError};
+
     use crate::judge::{Refusal, Rules};
+    use crate::net::Owned;
     use crate::ops::{self, Outcome};
+    use crate::sockets::Net;
     use crate::sys;
+
+    /// Supervisors served by this process so far: each run's abstract Unix names get a prefix
+    /// of their own.
+    static SERVED: AtomicU64 = AtomicU64::new(0);
 
     /// The most refusals a [`Report`] keeps (every one is counted).
     pub const KEPT_REFUSALS: usize = 64;
@@ -86,6 +101,20 @@ mod serve {
         sys::own_fs_context()?;
         sys::drop_effective_capabilities()?;
         let mut report = Report::default();
+        let owned = Arc::new(Mutex::new(Owned::default()));
+        if let Some(network) = &rules.network {
+            owned
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .sockets
+                .extend(network.granted_sockets.iter().copied());
+        }
+        let prefix = format!(
+            "cordon-{}-{}/",
+            std::process::id(),
+            SERVED.fetch_add(1, Ordering::Relaxed)
+        )
+        .into_bytes();
         loop {
             if !sys::wait_readable(listener.as_fd())? {
                 return Ok(report);
@@ -94,7 +123,13 @@ mod serve {
                 // The caller is gone (ENOENT) or a signal interrupted the wait.
                 continue;
             };
-            let outcome = ops::handle(rules, &n);
+            let net = rules.network.as_ref().map(|_| Net {
+                listener: listener.as_fd(),
+                id: n.id,
+                owned: &owned,
+                prefix: &prefix,
+            });
+            let outcome = ops::handle(rules, net.as_ref(), &n);
             report.handled += 1;
             let answer = match outcome {
                 Outcome::Value(v) => Ok(v),
@@ -126,6 +161,19 @@ mod serve {
                                 let errno = e.raw_os_error().unwrap_or(libc::EIO);
                                 let _ = sys::respond(l.as_fd(), id, Err(errno));
                             }
+                        })
+                    });
+                    match answer {
+                        Ok(_) => continue,
+                        Err(e) => Err(e.raw_os_error().unwrap_or(libc::EIO)),
+                    }
+                }
+                Outcome::LaterValue(call) => {
+                    let id = n.id;
+                    let answer = listener.try_clone().map(|l| {
+                        std::thread::spawn(move || {
+                            let r = call().map_err(|e| e.raw_os_error().unwrap_or(libc::EIO));
+                            let _ = sys::respond(l.as_fd(), id, r);
                         })
                     });
                     match answer {

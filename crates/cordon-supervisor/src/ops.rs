@@ -7,6 +7,7 @@ use std::os::unix::ffi::OsStrExt;
 
 use crate::judge::{Change, Refusal, Rules};
 use crate::resolve::{Caller, Place};
+use crate::sockets::{self, Net};
 use crate::sys::{self, Notification};
 
 /// What a handler ends with.
@@ -24,6 +25,9 @@ pub(crate) enum Outcome {
     /// An open that may wait (a FIFO's), judged already: done on a thread of its own, its
     /// descriptor then installed like [`Outcome::Fd`]'s.
     Later(Box<dyn FnOnce() -> io::Result<OwnedFd> + Send>, bool),
+    /// A call that may wait (a blocking connect, a send to a full buffer), judged already:
+    /// done on a thread of its own, its value then the answer.
+    LaterValue(Box<dyn FnOnce() -> io::Result<i64> + Send>),
 }
 
 impl From<io::Result<()>> for Outcome {
@@ -87,8 +91,8 @@ fn in_dir(place: &Place) -> Vec<u8> {
     [&self_fd(place.dir.as_fd())[..], b"/", place.name.as_bytes()].concat()
 }
 
-/// Handles one notification.
-pub(crate) fn handle(rules: &Rules, n: &Notification) -> Outcome {
+/// Handles one notification; `net` is there when the rules have a network part.
+pub(crate) fn handle(rules: &Rules, net: Option<&Net<'_>>, n: &Notification) -> Outcome {
     let c = Caller {
         pid: n.pid,
         shm: rules.shm.as_deref(),
@@ -189,6 +193,24 @@ pub(crate) fn handle(rules: &Rules, n: &Notification) -> Outcome {
             a[1],
         ),
         libc::SYS_fremovexattr => removexattr(rules, &c, Target::Fd(a[0]), a[1]),
+        libc::SYS_bind
+        | libc::SYS_connect
+        | libc::SYS_listen
+        | libc::SYS_sendto
+        | libc::SYS_sendmsg
+        | libc::SYS_sendmmsg => {
+            let Some(net) = net else {
+                return Outcome::Errno(libc::ENOSYS);
+            };
+            match nr {
+                libc::SYS_bind => sockets::bind(rules, &c, net, [a[0], a[1], a[2]]),
+                libc::SYS_connect => sockets::connect(&c, net, [a[0], a[1], a[2]]),
+                libc::SYS_listen => sockets::listen(&c, net, [a[0], a[1]]),
+                libc::SYS_sendto => sockets::sendto(&c, net, a),
+                libc::SYS_sendmsg => sockets::sendmsg(&c, net, [a[0], a[1], a[2]]),
+                _ => sockets::sendmmsg(&c, net, [a[0], a[1], a[2], a[3]]),
+            }
+        }
         // setxattrat and removexattrat (Linux 6.13) take their arguments in a structure; libc
         // falls back to the calls above.
         _ => Outcome::Errno(libc::ENOSYS),

@@ -451,9 +451,13 @@ pub(crate) fn wait_readable(listener: BorrowedFd<'_>) -> io::Result<bool> {
 }
 
 /// In a child between `fork` and `exec`: installs `program` as a seccomp filter with a listener
-/// (`SECCOMP_FILTER_FLAG_NEW_LISTENER`, no-new-privileges already set) and sends the listener
-/// over the socket `to`, then closes it. Async-signal-safe: raw calls on memory prepared
-/// before the fork.
+/// (`SECCOMP_FILTER_FLAG_NEW_LISTENER`, no-new-privileges already set), tells the launcher over
+/// the socket `to` its process id and the listener's number, waits until the launcher took the
+/// listener ([`take_listener`]), then closes it. Async-signal-safe: raw calls on memory
+/// prepared before the fork.
+///
+/// The listener is not sent with `sendmsg(2)`: the filter may send that very call to the
+/// listener, which nobody serves yet. `write` and `read` are never supervised.
 pub fn install_with_listener(program: &[libc::sock_filter], to: RawFd) -> io::Result<()> {
     let prog = libc::sock_fprog {
         len: u16::try_from(program.len())
@@ -470,64 +474,75 @@ pub fn install_with_listener(program: &[libc::sock_filter], to: RawFd) -> io::Re
         )
     };
     let fd = RawFd::try_from(cvt(fd)?).map_err(|_| io::Error::from_raw_os_error(libc::EBADF))?;
-    let mut byte = [0u8; 1];
-    let mut iov = libc::iovec {
-        iov_base: byte.as_mut_ptr().cast(),
-        iov_len: 1,
-    };
-    // Room for one descriptor's control message, aligned as cmsghdr wants.
-    let mut space = [0u64; 4];
-    // SAFETY: msghdr is plain data; every pointer in it refers to the locals above, which live
-    // across sendmsg; CMSG_* stay inside `space` (CMSG_SPACE(4) is 24 bytes).
-    let sent = unsafe {
-        let mut msg: libc::msghdr = std::mem::zeroed();
-        msg.msg_iov = &raw mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = space.as_mut_ptr().cast();
-        msg.msg_controllen = libc::CMSG_SPACE(4) as usize;
-        let cmsg = libc::CMSG_FIRSTHDR(&raw const msg);
-        (*cmsg).cmsg_level = libc::SOL_SOCKET;
-        (*cmsg).cmsg_type = libc::SCM_RIGHTS;
-        (*cmsg).cmsg_len = libc::CMSG_LEN(4) as usize;
-        std::ptr::write_unaligned(libc::CMSG_DATA(cmsg).cast::<RawFd>(), fd);
-        let n = libc::sendmsg(to, &raw const msg, libc::MSG_NOSIGNAL);
+    // SAFETY: getpid takes nothing.
+    let pid = unsafe { libc::getpid() };
+    let mut said = [0u8; 8];
+    said[..4].copy_from_slice(&pid.to_ne_bytes());
+    said[4..].copy_from_slice(&fd.to_ne_bytes());
+    let mut ack = [0u8; 1];
+    // SAFETY: write and read on the locals above; close of the listener this call made.
+    let taken = unsafe {
+        let wrote = libc::write(to, said.as_ptr().cast(), said.len());
+        let read = if wrote == 8 {
+            libc::read(to, ack.as_mut_ptr().cast(), 1)
+        } else {
+            -1
+        };
         libc::close(fd);
-        n
+        read == 1 && ack[0] == 1
     };
-    cvt(sent as libc::c_long).map(drop)
+    if taken {
+        Ok(())
+    } else {
+        Err(io::Error::from_raw_os_error(libc::EPROTO))
+    }
 }
 
-/// The listener a child sent with [`install_with_listener`], already there (the child sends it
-/// before `exec`, and the spawn returns after the `exec`): `EAGAIN` when it is not.
-pub fn receive_listener(from: BorrowedFd<'_>) -> io::Result<OwnedFd> {
-    let mut byte = [0u8; 1];
-    let mut iov = libc::iovec {
-        iov_base: byte.as_mut_ptr().cast(),
-        iov_len: 1,
-    };
-    let mut space = [0u64; 4];
-    // SAFETY: as above; recvmsg fills the locals, and a descriptor it received is ours alone.
-    unsafe {
-        let mut msg: libc::msghdr = std::mem::zeroed();
-        msg.msg_iov = &raw mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = space.as_mut_ptr().cast();
-        msg.msg_controllen = std::mem::size_of_val(&space);
-        let n = libc::recvmsg(
-            from.as_raw_fd(),
-            &raw mut msg,
-            libc::MSG_CMSG_CLOEXEC | libc::MSG_DONTWAIT,
-        );
-        cvt(n as libc::c_long)?;
-        let cmsg = libc::CMSG_FIRSTHDR(&raw const msg);
-        if n != 1
-            || cmsg.is_null()
-            || (*cmsg).cmsg_level != libc::SOL_SOCKET
-            || (*cmsg).cmsg_type != libc::SCM_RIGHTS
-        {
-            return Err(io::Error::from_raw_os_error(libc::EPROTO));
-        }
-        let fd = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<RawFd>());
-        Ok(OwnedFd::from_raw_fd(fd))
-    }
+/// How long [`take_listener`] waits for the child's word.
+const HANDOVER_PATIENCE_MS: i32 = 30_000;
+
+/// Takes the listener of a child that calls [`install_with_listener`] with the other end of
+/// `from`, on a thread of its own started *before* the spawn (the child waits for it before
+/// its `exec`, and the spawn returns after the `exec`): the child's word read, its listener
+/// duplicated with `pidfd_getfd(2)`, the child told to go on. An error when the child ended or
+/// said nothing for 30 s.
+///
+/// # Errors
+///
+/// When the thread cannot be started.
+pub fn take_listener(from: OwnedFd) -> io::Result<std::thread::JoinHandle<io::Result<OwnedFd>>> {
+    std::thread::Builder::new()
+        .name("cordon-handover".into())
+        .spawn(move || {
+            let mut p = libc::pollfd {
+                fd: from.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: one live pollfd.
+            let rc = unsafe { libc::poll(&raw mut p, 1, HANDOVER_PATIENCE_MS) };
+            if rc <= 0 {
+                return Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    "the child did not hand its seccomp listener over",
+                ));
+            }
+            let mut said = [0u8; 8];
+            // SAFETY: read into a local array of that size.
+            let n = unsafe { libc::read(from.as_raw_fd(), said.as_mut_ptr().cast(), 8) };
+            if n != 8 {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "the child ended before handing its seccomp listener over",
+                ));
+            }
+            let pid = u32::from_ne_bytes([said[0], said[1], said[2], said[3]]);
+            let fd = u32::from_ne_bytes([said[4], said[5], said[6], said[7]]);
+            let pidfd = crate::netsys::pidfd(pid)?;
+            let listener = crate::netsys::take_fd(std::os::fd::AsFd::as_fd(&pidfd), u64::from(fd))?;
+            // SAFETY: write of one byte from a local.
+            let wrote = unsafe { libc::write(from.as_raw_fd(), [1u8].as_ptr().cast(), 1) };
+            cvt(wrote as libc::c_long)?;
+            Ok(listener)
+        })
 }

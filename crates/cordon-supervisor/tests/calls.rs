@@ -8,13 +8,13 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::io::Read;
-use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use cordon_seccomp::{FilterSpec, compile};
-use cordon_supervisor::{Rules, install_with_listener, receive_listener, spawn};
+use cordon_supervisor::{Rules, install_with_listener, spawn, take_listener};
 
 fn socketpair() -> (OwnedFd, OwnedFd) {
     let mut fds = [0; 2];
@@ -67,6 +67,12 @@ struct Run {
 
 /// Runs `script` with `sh` in `dir`, supervised by `rules` (or not at all).
 fn run(dir: &Path, script: &str, rules: Option<Rules>) -> Run {
+    run_filtered(dir, script, rules, false)
+}
+
+/// [`run`], the filter denying the network when `deny_network` (the supervisor then judges
+/// addresses).
+fn run_filtered(dir: &Path, script: &str, rules: Option<Rules>, deny_network: bool) -> Run {
     let mut command = Command::new("/bin/sh");
     command
         .arg("-c")
@@ -81,13 +87,16 @@ fn run(dir: &Path, script: &str, rules: Option<Rules>) -> Run {
             report: Default::default(),
         };
     };
-    let spec = FilterSpec::for_host(false).unwrap().with_supervisor();
+    let spec = FilterSpec::for_host(deny_network)
+        .unwrap()
+        .with_supervisor();
     let filter = compile(&spec).unwrap().bytes().to_vec();
     let (parent, child) = socketpair();
     install(&mut command, filter, child.as_raw_fd());
+    let taking = take_listener(parent).unwrap();
     let mut proc = command.spawn().unwrap();
     drop(child);
-    let listener = receive_listener(parent.as_fd()).unwrap();
+    let listener = taking.join().unwrap().unwrap();
     let supervisor = spawn(listener, rules).unwrap();
     // Bounded everywhere: a supervisor stuck in a call must fail the test, not hang it.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
@@ -148,6 +157,7 @@ fn rules(t: &Tree) -> Rules {
         protected: vec![],
         masked: vec![],
         shm: None,
+        network: None,
     }
 }
 
@@ -450,4 +460,136 @@ fn a_fifo_waiting_for_its_reader_does_not_hold_up_the_other_calls() {
     let ran = run(&t.ws, script, Some(rules(&t)));
     assert_eq!(ran.out.trim(), "through", "{:?}", ran.report);
     assert!(t.ws.join("made").exists());
+}
+
+/// The network cases, as `name: ok|no` lines: the jail's own servers (TCP and UDP on 127.0.0.1
+/// and ::1, a Unix socket file, an abstract name, a descriptor passed over its own socket),
+/// then every way to reach the host's listeners the test opened (`HOST_*` in the environment).
+const NET_SCRIPT: &str = r#"
+import os, socket, array
+def case(name, f):
+    try:
+        f(); print(name + ": ok")
+    except Exception as e:
+        print(name + ": no (" + repr(e) + ")")
+def tcp_echo(fam, host):
+    srv = socket.socket(fam, socket.SOCK_STREAM); srv.bind((host, 0)); srv.listen(1)
+    cl = socket.create_connection(srv.getsockname()[:2], timeout=5); c, _ = srv.accept()
+    cl.sendall(b"ping"); assert c.recv(10) == b"ping"
+def udp_echo(fam, host):
+    a = socket.socket(fam, socket.SOCK_DGRAM); a.bind((host, 0))
+    b = socket.socket(fam, socket.SOCK_DGRAM); b.settimeout(5)
+    b.sendto(b"ping", a.getsockname()); data, back = a.recvfrom(10); a.sendto(data.upper(), back)
+    assert b.recv(10) == b"PING"
+def wildcard():
+    s = socket.socket(); s.bind(("0.0.0.0", 0)); s.listen(1)
+    assert s.getsockname()[0] == "127.0.0.1", s.getsockname()
+def unix_file():
+    srv = socket.socket(socket.AF_UNIX); srv.bind("own.sock"); srv.listen(1)
+    cl = socket.socket(socket.AF_UNIX); cl.connect("own.sock"); c, _ = srv.accept()
+    r, w = os.pipe()
+    cl.sendmsg([b"fd"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [w]))])
+    msg, anc, _, _ = c.recvmsg(10, socket.CMSG_LEN(4))
+    got = array.array("i"); got.frombytes(anc[0][2][:4]); os.write(got[0], b"through")
+    assert msg == b"fd" and os.read(r, 10) == b"through"
+def abstract_name():
+    srv = socket.socket(socket.AF_UNIX); srv.bind("\0cordon-own"); srv.listen(1)
+    cl = socket.socket(socket.AF_UNIX); cl.connect("\0cordon-own"); srv.accept()
+def connect(fam, addr):
+    s = socket.socket(fam, socket.SOCK_STREAM); s.settimeout(5); s.connect(addr)
+    s.sendall(b"x")
+def sendto(addr):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b"escaped", addr)
+def sendmsg(addr):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendmsg([b"escaped"], [], 0, addr)
+def unix_connect(path):
+    s = socket.socket(socket.AF_UNIX); s.connect(path)
+tport, uport = int(os.environ["HOST_TCP"]), int(os.environ["HOST_UDP"])
+case("own-tcp4", lambda: tcp_echo(socket.AF_INET, "127.0.0.1"))
+case("own-tcp6", lambda: tcp_echo(socket.AF_INET6, "::1"))
+case("own-udp4", lambda: udp_echo(socket.AF_INET, "127.0.0.1"))
+case("own-udp6", lambda: udp_echo(socket.AF_INET6, "::1"))
+case("own-wildcard-made-loopback", wildcard)
+case("own-unix-file-and-fd-passing", unix_file)
+case("own-abstract", abstract_name)
+case("host-tcp", lambda: connect(socket.AF_INET, ("127.0.0.1", tport)))
+case("host-tcp-any", lambda: connect(socket.AF_INET, ("0.0.0.0", tport)))
+case("host-tcp-mapped", lambda: connect(socket.AF_INET6, ("::ffff:127.0.0.1", tport)))
+case("host-udp-sendto", lambda: sendto(("127.0.0.1", uport)))
+case("host-udp-sendmsg", lambda: sendmsg(("127.0.0.1", uport)))
+case("host-unix-in-workspace", lambda: unix_connect(os.environ["HOST_UNIX"]))
+case("host-abstract", lambda: unix_connect("\0" + os.environ["HOST_ABSTRACT"]))
+"#;
+
+#[test]
+fn the_jail_reaches_its_own_sockets_and_none_of_the_hosts() {
+    use std::net::{TcpListener, UdpSocket};
+    use std::os::linux::net::SocketAddrExt;
+    use std::os::unix::net::{SocketAddr, UnixListener};
+
+    let tcp = TcpListener::bind("127.0.0.1:0").unwrap();
+    let udp = UdpSocket::bind("127.0.0.1:0").unwrap();
+    udp.set_nonblocking(true).unwrap();
+    let abstract_name = format!("cordon-test-host-{}", std::process::id());
+    let _abstract =
+        UnixListener::bind_addr(&SocketAddr::from_abstract_name(&abstract_name).unwrap()).unwrap();
+    let with_env = |t: &Tree| {
+        let sock = t.ws.join("host.sock");
+        let listener = UnixListener::bind(&sock).unwrap();
+        let script = format!(
+            "HOST_TCP={} HOST_UDP={} HOST_UNIX={} HOST_ABSTRACT={abstract_name} python3 -c '{}'",
+            tcp.local_addr().unwrap().port(),
+            udp.local_addr().unwrap().port(),
+            sock.display(),
+            NET_SCRIPT.replace('\'', "'\\''"),
+        );
+        (listener, script)
+    };
+    let host_saw_datagrams = |udp: &UdpSocket| {
+        let mut buf = [0u8; 16];
+        let mut n = 0;
+        while udp.recv(&mut buf).is_ok() {
+            n += 1;
+        }
+        n
+    };
+
+    // Without a supervisor every case gets through, the host's listeners included.
+    let bare = tree();
+    let (_l, script) = with_env(&bare);
+    let free = run_filtered(&bare.ws, &script, None, false);
+    // (On the host a wildcard bind stays a wildcard: the one case that fails there.)
+    let failed: Vec<_> = verdicts(&free.out)
+        .into_iter()
+        .filter(|(_, ok)| !ok)
+        .collect();
+    assert_eq!(
+        failed,
+        [("own-wildcard-made-loopback".to_owned(), false)],
+        "{}",
+        free.out
+    );
+    assert_eq!(verdicts(&free.out).len(), 14, "{}", free.out);
+    assert_eq!(host_saw_datagrams(&udp), 2);
+
+    let t = tree();
+    let (_l, script) = with_env(&t);
+    let mut r = rules(&t);
+    r.network = Some(cordon_supervisor::Network::default());
+    let ran = run_filtered(&t.ws, &script, Some(r), true);
+    let got = verdicts(&ran.out);
+    assert_eq!(got.len(), 14, "{}", ran.out);
+    for (name, ok) in &got {
+        assert_eq!(*ok, name.starts_with("own-"), "{name}\n{}", ran.out);
+    }
+    assert_eq!(
+        host_saw_datagrams(&udp),
+        0,
+        "a datagram reached the host's socket"
+    );
+    let refused: Vec<&str> = ran.report.refusals.iter().map(|r| r.rule).collect();
+    assert!(
+        refused.iter().filter(|r| **r == "network").count() >= 7,
+        "{refused:?}"
+    );
 }

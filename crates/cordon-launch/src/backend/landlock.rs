@@ -134,6 +134,10 @@ fn supervisor_rules(
         protected,
         masked,
         shm: Some(shm.to_path_buf()),
+        // The filter denies sockets whenever the network is not allowed (see `prepare`): the
+        // supervisor then judges every address.
+        network: (plan.network != cordon_policy::Network::Allowed)
+            .then(cordon_supervisor::Network::default),
     }
 }
 

@@ -101,12 +101,39 @@ pub struct SupervisorSummary {
     pub refusals: Vec<Refused>,
 }
 
+/// A supervisor's listener being taken from the child about to be spawned (the child waits
+/// for it before its `exec`), and the rules it will serve.
+#[cfg(linux_backends)]
+struct Taking {
+    listener: JoinHandle<std::io::Result<OwnedFd>>,
+    rules: cordon_supervisor::Rules,
+}
+
+#[cfg(not(linux_backends))]
+struct Taking;
+
+#[cfg(linux_backends)]
+fn take_listener(h: Handover) -> std::io::Result<Taking> {
+    Ok(Taking {
+        listener: cordon_supervisor::take_listener(h.socket)?,
+        rules: h.rules,
+    })
+}
+
+#[cfg(not(linux_backends))]
+fn take_listener(h: Handover) -> std::io::Result<Taking> {
+    let _ = h;
+    Err(std::io::Error::other("no supervisor on this platform"))
+}
+
 /// Starts the supervisor for a child just spawned.
 #[cfg(linux_backends)]
-fn start_supervisor(h: Handover) -> std::io::Result<JoinHandle<SupervisorSummary>> {
-    use std::os::fd::AsFd;
-    let listener = cordon_supervisor::receive_listener(h.socket.as_fd())?;
-    let rules = h.rules;
+fn start_supervisor(t: Taking) -> std::io::Result<JoinHandle<SupervisorSummary>> {
+    let listener = t
+        .listener
+        .join()
+        .map_err(|_| std::io::Error::other("the listener's handover panicked"))??;
+    let rules = t.rules;
     std::thread::Builder::new()
         .name("cordon-supervisor".into())
         .spawn(move || match cordon_supervisor::serve(listener, &rules) {
@@ -129,8 +156,8 @@ fn start_supervisor(h: Handover) -> std::io::Result<JoinHandle<SupervisorSummary
 }
 
 #[cfg(not(linux_backends))]
-fn start_supervisor(h: Handover) -> std::io::Result<JoinHandle<SupervisorSummary>> {
-    let _ = h;
+fn start_supervisor(t: Taking) -> std::io::Result<JoinHandle<SupervisorSummary>> {
+    let _ = t;
     Err(std::io::Error::other("no supervisor on this platform"))
 }
 
@@ -261,6 +288,15 @@ pub(crate) fn spawn(mut command: Command, sup: Supervision) -> std::io::Result<R
     if let Some((_, pgid)) = group {
         command.process_group(pgid);
     }
+    let taking = match sup.supervisor.map(take_listener).transpose() {
+        Ok(t) => t,
+        Err(e) => {
+            if let Some((session, pgid)) = group {
+                session.release_group(pgid);
+            }
+            return Err(e);
+        }
+    };
     let start = Instant::now();
     let spawned = if sup.from_long_lived_thread {
         spawn_from_long_lived_thread(command)
@@ -277,7 +313,7 @@ pub(crate) fn spawn(mut command: Command, sup: Supervision) -> std::io::Result<R
             return Err(e);
         }
     };
-    let supervisor = match sup.supervisor.map(start_supervisor).transpose() {
+    let supervisor = match taking.map(start_supervisor).transpose() {
         Ok(s) => s,
         Err(e) => {
             // Its supervised calls would wait for ever: the child goes.

@@ -28,6 +28,7 @@ fn all_specs() -> Vec<FilterSpec> {
                 spec(arch, true).without_pid_namespace(),
                 spec(arch, false).without_pid_namespace(),
                 spec(arch, true).without_pid_namespace().with_supervisor(),
+                spec(arch, false).without_pid_namespace().with_supervisor(),
             ]
         })
         .collect()
@@ -275,6 +276,7 @@ fn table_verdict(table: &[Rule], arch: Arch, data: &Data) -> u32 {
             (Condition::All(cmps), _) => {
                 cmps.iter().all(|c| c.holds(data.args[usize::from(c.arg)]))
             }
+            (Condition::PointerSet { arg, .. }, _) => data.args[usize::from(arg)] != 0,
         };
         if applies {
             return seccomp_ret(rule.action);
@@ -324,6 +326,8 @@ fn every_row_is_what_the_program_does() {
                         };
                     }
                 }
+                // A pointer whose low half is zero: only a 64-bit comparison sees it.
+                Condition::PointerSet { arg, .. } => args[usize::from(arg)] = 0x7f00_0000_0000,
                 _ => {}
             }
             let data = data(spec.arch, nr, args);
@@ -457,4 +461,30 @@ fn unconditional_rule_absorbs_conditional_ones() {
     let table = [conditional, row("ioctl", Some(16), Action::Eperm)];
     let plan = Plan::from_table(Arch::X86_64, &table).unwrap();
     assert!(matches!(plan.segments[0].calls[&16], Call::Unconditional));
+}
+
+#[test]
+fn sendto_reaches_the_supervisor_only_with_a_destination() {
+    let supervised = program(
+        &spec(Arch::X86_64, true)
+            .without_pid_namespace()
+            .with_supervisor(),
+    );
+    let sendto = |dest: u64| data(Arch::X86_64, 44, [3, 0x1000, 4, 0, dest, 16]);
+    assert_eq!(eval::run(&supervised, &sendto(0)), ALLOW);
+    assert_eq!(
+        eval::run(&supervised, &sendto(0x7f00_0000_0000)),
+        libc::SECCOMP_RET_USER_NOTIF
+    );
+    assert_eq!(
+        eval::run(&supervised, &sendto(0x1_0000)),
+        libc::SECCOMP_RET_USER_NOTIF
+    );
+    // With a network namespace of its own the jail's sockets reach only it: nothing notified.
+    let own = program(
+        &spec(Arch::X86_64, true)
+            .with_supervisor()
+            .with_own_network_namespace(),
+    );
+    assert_eq!(eval::run(&own, &sendto(0x1_0000)), ALLOW);
 }

@@ -19,8 +19,8 @@ mod tests;
 
 use always::ALWAYS_DENIED;
 use no_namespace::NO_NAMESPACE_DENIALS;
-use sockets::{LOOPBACK_SOCKET_DENIALS, SOCKET_DENIAL};
-use supervised::SUPERVISED;
+use sockets::{LOOPBACK_SOCKET_DENIALS, SOCKET_DENIAL, SUPERVISED_SOCKET_DENIALS};
+use supervised::{SUPERVISED, SUPERVISED_NET};
 
 /// What the filter answers when a rule matches.
 #[non_exhaustive]
@@ -95,6 +95,14 @@ pub enum Condition {
     },
     /// Every comparison holds (a conjunction; several rows of one call are a disjunction).
     All(&'static [Cmp]),
+    /// Argument `arg`, all 64 bits, is not zero: a pointer is passed (`sendto(2)`'s
+    /// destination). Compared whole, since a pointer's low half can be zero.
+    PointerSet {
+        /// Argument index, 0-based.
+        arg: u8,
+        /// The pointer's meaning.
+        name: &'static str,
+    },
     /// No earlier row matched: the filter's default.
     Otherwise,
 }
@@ -180,6 +188,7 @@ impl fmt::Display for Condition {
                 }
                 f.write_str(", low 32 bits")
             }
+            Condition::PointerSet { arg, name } => write!(f, "arg{arg} ({name}) is not NULL"),
             Condition::Otherwise => f.write_str("no rule above matched"),
         }
     }
@@ -211,6 +220,7 @@ pub struct Rule {
 pub(crate) const X32_SYSCALL_BIT: u32 = 0x4000_0000;
 
 /// A syscall rule before it is resolved for an architecture.
+#[derive(Clone, Copy)]
 pub(super) struct Denial {
     pub(super) syscall: &'static str,
     pub(super) condition: Condition,
@@ -259,6 +269,7 @@ pub fn rule_table(spec: &FilterSpec) -> Vec<Rule> {
     }
     let socket: &[Denial] = match (spec.deny_sockets, spec.own_network_namespace) {
         (false, _) => &[],
+        (true, false) if spec.supervised => &SUPERVISED_SOCKET_DENIALS,
         (true, false) => std::slice::from_ref(&SOCKET_DENIAL),
         (true, true) => &LOOPBACK_SOCKET_DENIALS,
     };
@@ -268,11 +279,19 @@ pub fn rule_table(spec: &FilterSpec) -> Vec<Rule> {
         &[]
     };
     let supervised: &[Denial] = if spec.supervised { &SUPERVISED } else { &[] };
+    // A supervisor judges addresses where no network namespace holds the jail.
+    let supervised_net: &[Denial] =
+        if spec.supervised && spec.deny_sockets && !spec.own_network_namespace {
+            &SUPERVISED_NET
+        } else {
+            &[]
+        };
     for denial in ALWAYS_DENIED
         .iter()
         .chain(socket)
         .chain(group)
         .chain(supervised)
+        .chain(supervised_net)
     {
         let (number, action) = match syscalls::lookup(arch, denial.syscall) {
             Lookup::Number(number) => (Some(number), denial.action),

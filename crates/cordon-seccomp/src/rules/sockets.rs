@@ -103,5 +103,29 @@ pub(super) const LOOPBACK_SOCKET_DENIALS: [Denial; 6] = [
     ),
 ];
 
+const SUPERVISED_LOOPBACK: &str = "network denied, without a network namespace (the Landlock \
+     backend): IPv4, IPv6 and AF_UNIX sockets may be made, and every call that names an address \
+     (bind, connect, listen, sendto with a destination, sendmsg, sendmmsg) goes to the \
+     supervisor, which lets the jail reach only sockets the jail itself bound; netlink and every \
+     other domain stay refused (route netlink would list the host's addresses)";
+
+/// Network denied, with a supervisor and no network namespace: `socket(2)` for IPv4 and IPv6
+/// (not raw, not packet) and `AF_UNIX`; the calls naming an address are the supervisor's
+/// (`supervised::SUPERVISED_NET`).
+pub(super) const SUPERVISED_SOCKET_DENIALS: [Denial; 5] = [
+    socket_when(
+        &[
+            cmp(0, CmpOp::Ne, AF_UNIX, "AF_UNIX"),
+            cmp(0, CmpOp::Ne, AF_INET, "AF_INET"),
+            cmp(0, CmpOp::Ne, AF_INET6, "AF_INET6"),
+        ],
+        SUPERVISED_LOOPBACK,
+    ),
+    LOOPBACK_SOCKET_DENIALS[2],
+    LOOPBACK_SOCKET_DENIALS[3],
+    LOOPBACK_SOCKET_DENIALS[4],
+    LOOPBACK_SOCKET_DENIALS[5],
+];
+
 const RAW_SOCKETS: &str = "raw and packet sockets build their own headers: refused even on the \
      jail's loopback (the jail has no capability for them either)";

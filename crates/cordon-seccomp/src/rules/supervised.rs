@@ -107,3 +107,36 @@ pub(super) const SUPERVISED: [Denial; 46] = [
     notify("setxattrat"),
     notify("removexattrat"),
 ];
+
+const NET_WHY: &str = "supervised (network denied, no network namespace): the call names an \
+     address, which the supervisor reads once, judges (only sockets the jail itself bound are \
+     reachable; a wildcard bind becomes loopback) and uses on the caller's socket itself";
+
+const fn notify_net(syscall: &'static str) -> Denial {
+    Denial {
+        syscall,
+        condition: Condition::Always,
+        action: Action::Notify,
+        why: NET_WHY,
+    }
+}
+
+/// The calls that name an address, when the network is denied and no namespace holds the
+/// jail: `sendto` only with a destination (without one it goes to the connected peer, which
+/// `connect` judged); `sendmsg` always, since its destination lies behind a pointer.
+pub(super) const SUPERVISED_NET: [Denial; 6] = [
+    notify_net("bind"),
+    notify_net("connect"),
+    notify_net("listen"),
+    Denial {
+        syscall: "sendto",
+        condition: Condition::PointerSet {
+            arg: 4,
+            name: "dest_addr",
+        },
+        action: Action::Notify,
+        why: NET_WHY,
+    },
+    notify_net("sendmsg"),
+    notify_net("sendmmsg"),
+];
