@@ -87,6 +87,22 @@ impl Violation {
     /// it would have changed and the supervisor's rule.
     pub(crate) fn from_supervisor(refused: &crate::host::supervise::Refused) -> Violation {
         let path = refused.path.to_string_lossy().into_owned();
+        if refused.rule == "network" {
+            let inet = path.parse::<std::net::SocketAddr>().ok();
+            return Violation {
+                kind: ViolationKind::NetworkDenied,
+                line: format!("cordon's supervisor refused to reach {path}"),
+                path: inet.is_none().then(|| path.clone()),
+                rule: Some(
+                    "the network is denied: only sockets the jail itself bound are reachable"
+                        .into(),
+                ),
+                host: inet.map(|a| a.ip().to_string()),
+                port: inet.map(|a| a.port()),
+                key: None,
+                operation: None,
+            };
+        }
         let rule = match refused.rule {
             "outside-writable" => "outside the writable set",
             "masked" => "a credential mask",

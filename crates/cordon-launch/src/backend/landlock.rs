@@ -233,9 +233,32 @@ impl Backend for LandlockBackend {
         for (name, value) in plan.jail_env() {
             vars.insert(name.into(), value.into());
         }
+        // With the network denied the supervisor judges addresses; the stage proves it by
+        // failing to reach this listener of the host's, held open for the run.
+        let sentinel = if supervised && plan.network != cordon_policy::Network::Allowed {
+            Some(
+                std::net::TcpListener::bind(("127.0.0.1", 0)).map_err(LaunchError::io(
+                    "listening for the jail's network self-check",
+                ))?,
+            )
+        } else {
+            None
+        };
+        let stage_argv = match &sentinel {
+            Some(l) => {
+                let port = l
+                    .local_addr()
+                    .map_err(LaunchError::io(
+                        "listening for the jail's network self-check",
+                    ))?
+                    .port();
+                crate::stage::with_sentinel(stage_argv, port)
+            }
+            None => stage_argv.to_vec(),
+        };
         let mut command = Command::new(&self.config.stage_binary);
         command
-            .args(stage_argv)
+            .args(&stage_argv)
             .env_clear()
             .envs(&vars)
             .current_dir(&plan.cwd);
@@ -274,6 +297,7 @@ impl Backend for LandlockBackend {
         let supervisor = supervisor.map(|(socket, _)| crate::host::supervise::Handover {
             socket,
             rules: supervisor_rules(plan, &temp, &shm, &options.devices),
+            sentinel,
         });
 
         let mut shown: Vec<OsString> = vec![

@@ -77,6 +77,10 @@ pub struct Handover {
     pub(crate) socket: OwnedFd,
     #[cfg(linux_backends)]
     pub(crate) rules: cordon_supervisor::Rules,
+    /// The host listener the stage's network check must fail to reach, open until the
+    /// supervisor ends.
+    #[cfg(linux_backends)]
+    pub(crate) sentinel: Option<std::net::TcpListener>,
 }
 
 /// A call the supervisor refused.
@@ -107,6 +111,7 @@ pub struct SupervisorSummary {
 struct Taking {
     listener: JoinHandle<std::io::Result<OwnedFd>>,
     rules: cordon_supervisor::Rules,
+    sentinel: Option<std::net::TcpListener>,
 }
 
 #[cfg(not(linux_backends))]
@@ -117,6 +122,7 @@ fn take_listener(h: Handover) -> std::io::Result<Taking> {
     Ok(Taking {
         listener: cordon_supervisor::take_listener(h.socket)?,
         rules: h.rules,
+        sentinel: h.sentinel,
     })
 }
 
@@ -133,25 +139,29 @@ fn start_supervisor(t: Taking) -> std::io::Result<JoinHandle<SupervisorSummary>>
         .listener
         .join()
         .map_err(|_| std::io::Error::other("the listener's handover panicked"))??;
-    let rules = t.rules;
+    let (rules, sentinel) = (t.rules, t.sentinel);
     std::thread::Builder::new()
         .name("cordon-supervisor".into())
-        .spawn(move || match cordon_supervisor::serve(listener, &rules) {
-            Ok(r) => SupervisorSummary {
-                handled: r.handled,
-                refused: r.refused,
-                refusals: r
-                    .refusals
-                    .into_iter()
-                    .map(|x| Refused {
-                        path: x.path,
-                        rule: x.rule,
-                        key: x.key,
-                    })
-                    .collect(),
-            },
-            // The listener is closed: every supervised call fails, none goes through.
-            Err(_) => SupervisorSummary::default(),
+        .spawn(move || {
+            let served = cordon_supervisor::serve(listener, &rules);
+            drop(sentinel);
+            match served {
+                Ok(r) => SupervisorSummary {
+                    handled: r.handled,
+                    refused: r.refused,
+                    refusals: r
+                        .refusals
+                        .into_iter()
+                        .map(|x| Refused {
+                            path: x.path,
+                            rule: x.rule,
+                            key: x.key,
+                        })
+                        .collect(),
+                },
+                // The listener is closed: every supervised call fails, none goes through.
+                Err(_) => SupervisorSummary::default(),
+            }
         })
 }
 

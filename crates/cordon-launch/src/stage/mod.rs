@@ -235,6 +235,35 @@ fn socket_refused() -> Result<(), String> {
     }
 }
 
+/// The network operand of a supervised jail without a network namespace: closed, checked by
+/// connecting to the launcher's sentinel listener on the host's loopback at `port`, which the
+/// supervisor must refuse (`sPORT`).
+pub(crate) fn with_sentinel(stage_argv: &[OsString], port: u16) -> Vec<OsString> {
+    let mut argv = stage_argv.to_vec();
+    if argv.first().is_some_and(|a| a == STAGE_ARG)
+        && let Some(operand) = argv.get_mut(3)
+        && operand == "1"
+    {
+        *operand = format!("s{port}").into();
+    }
+    argv
+}
+
+/// Sockets can be made (the Landlock backend's supervisor judges addresses), but the host's
+/// listener at `127.0.0.1:port`, which the launcher holds open for the run, is not reached.
+fn host_listener_unreached(port: &str) -> Result<(), String> {
+    let port: u16 = port
+        .parse()
+        .map_err(|_| format!("malformed sentinel port {port:?}"))?;
+    let at = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    match std::net::TcpStream::connect_timeout(&at, std::time::Duration::from_secs(5)) {
+        Ok(_) => Err(format!(
+            "a host listener ({at}, the launcher's sentinel) could be reached while the network is denied"
+        )),
+        Err(_) => Ok(()),
+    }
+}
+
 /// The listening socket the stage makes inside the jail's own network namespace for the proxy
 /// (`features/proxy.rs` serves it from outside).
 pub(crate) fn listen_for_proxy() -> std::io::Result<std::net::TcpListener> {
@@ -319,6 +348,11 @@ pub(crate) fn check_then_exec(args: &[OsString], awaiting: bool) -> i32 {
     let proxy_channel = deny.to_str().and_then(|d| d.strip_prefix('p'));
     if (deny == "1" || proxy_channel.is_some())
         && let Err(reason) = socket_refused()
+    {
+        return fail(status, &reason);
+    }
+    if let Some(port) = deny.to_str().and_then(|d| d.strip_prefix('s'))
+        && let Err(reason) = host_listener_unreached(port)
     {
         return fail(status, &reason);
     }

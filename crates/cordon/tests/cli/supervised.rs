@@ -66,3 +66,51 @@ fn the_landlock_backend_makes_entries_at_the_top_and_brokers_git_while_hooks_sta
         "{v}"
     );
 }
+
+#[test]
+fn without_a_network_namespace_the_jail_serves_itself_on_loopback_and_reaches_no_host_listener() {
+    let j = Jail::new();
+    // A host listener the jail must not reach, at loopback like the jail's own servers.
+    let host = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    host.set_nonblocking(true).unwrap();
+    let port = host.local_addr().unwrap().port();
+    let script = format!(
+        r#"
+import http.server, socket, threading, urllib.request
+srv = http.server.HTTPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)
+threading.Thread(target=srv.serve_forever, daemon=True).start()
+body = urllib.request.urlopen("http://127.0.0.1:%d/" % srv.server_address[1]).read()
+print("OWN-SERVER", len(body) > 0)
+try:
+    socket.create_connection(("127.0.0.1", {port}), timeout=5); print("HOST-REACHED")
+except OSError as e:
+    print("HOST-REFUSED", e.errno)
+"#
+    );
+    let out = j.run(&[
+        "run",
+        "--json",
+        "--backend",
+        "landlock",
+        "--",
+        "python3",
+        "-c",
+        &script,
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["backend"], "landlock", "{v}");
+    let stdout = v["stdout"]["text"].as_str().unwrap();
+    assert!(stdout.contains("OWN-SERVER True"), "{v}");
+    assert!(stdout.contains("HOST-REFUSED 111"), "{v}");
+    assert!(
+        host.accept().is_err(),
+        "a connection reached the host's listener"
+    );
+    let violations = v["violations"].as_array().unwrap();
+    assert!(
+        violations.iter().any(|x| x["kind"] == "network-denied"
+            && x["host"] == "127.0.0.1"
+            && x["port"] == port),
+        "{v}"
+    );
+}
