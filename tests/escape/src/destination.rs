@@ -8,8 +8,9 @@
 //! (`network-denied`, with host and port), or the row is INCONCLUSIVE: a refusal nobody can
 //! read is not the behaviour promised.
 //!
-//! The Landlock backend refuses proxy mode (it shares the host's network namespace): in its
-//! columns every row must be that refusal, and the controls read LIMIT.
+//! Under the Landlock backend there is no namespace: the proxy listens on the host's loopback
+//! and the supervisor lets the jail reach that one host socket, so every row is judged the
+//! same way in its columns.
 //!
 //! The usability rows fetch from local servers only: `curl` over HTTP, HTTPS (a self-signed
 //! certificate the payload trusts explicitly) and SOCKS5, `git clone` over HTTP, `pip download`
@@ -21,12 +22,9 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use super::columns::Jail;
 use super::harness::{Ctx, RunOut, cut};
 use super::matrix::{Outcome, Verdict};
 use super::{Case, Class, Users};
-
-const LANDLOCK_LIMIT: &str = "proxy mode needs a network namespace of the jail's own: the Landlock backend shares the host's, and refuses `--network proxy` (126) with that reason";
 
 pub fn cases() -> Vec<Case> {
     let c = Class::Destination;
@@ -102,9 +100,7 @@ pub fn cases() -> Vec<Case> {
 }
 
 fn control(id: &'static str, about: &'static str, run: fn(&Ctx<'_>) -> Outcome) -> Case {
-    Case::attack(id, Class::Usability, about, run)
-        .not_in_mutants()
-        .landlock_limit(LANDLOCK_LIMIT)
+    Case::attack(id, Class::Usability, about, run).not_in_mutants()
 }
 
 /// `--network proxy` with these `--allow-host` entries.
@@ -115,25 +111,6 @@ fn proxy_args(allow: &[String]) -> Vec<String> {
         args.push(a.clone());
     }
     args
-}
-
-/// In a landlock column: the run must have been refused for proxy mode (BLOCKED: nothing ran,
-/// as documented), anything else is judged as usual.
-fn landlock_refusal(ctx: &Ctx<'_>, out: &RunOut) -> Option<Outcome> {
-    if ctx.column.jail != Jail::Landlock {
-        return None;
-    }
-    let refusal = out
-        .json
-        .as_ref()
-        .and_then(|j| j["refusal"].as_str())
-        .unwrap_or("");
-    (out.code == Some(126) && refusal.contains("network mode \"proxy\" needs")).then(|| {
-        Outcome::new(
-            Verdict::Blocked,
-            format!("proxy mode refused on this backend: {}", cut(refusal, 120)),
-        )
-    })
 }
 
 /// Whether the run's violations hold a `network-denied` for `host` and `port`; always true
@@ -224,9 +201,6 @@ fn direct_bypass(ctx: &Ctx<'_>) -> Outcome {
         .args(proxy_args(&[format!("127.0.0.1:{port}")]))
         .py(&code)
         .run();
-    if let Some(o) = landlock_refusal(ctx, &out) {
-        return o;
-    }
     std::thread::sleep(Duration::from_millis(100));
     let mut reached = Vec::new();
     if !accepted(&tcp).is_empty() {
@@ -279,9 +253,6 @@ fn dns(ctx: &Ctx<'_>) -> Outcome {
         .args(proxy_args(&["unrelated.test".into()]))
         .py(&code)
         .run();
-    if let Some(o) = landlock_refusal(ctx, &out) {
-        return o;
-    }
     std::thread::sleep(Duration::from_millis(100));
     let mut buf = [0u8; 64];
     let mut reached = Vec::new();
@@ -325,9 +296,6 @@ fn fetch_localhost(ctx: &Ctx<'_>, allow: impl Fn(u16) -> Vec<String>, rule: &str
         .args(proxy_args(&allow(port)))
         .sh(&curl_script(&format!("http://localhost:{port}/")))
         .run();
-    if let Some(o) = landlock_refusal(ctx, &out) {
-        return o;
-    }
     std::thread::sleep(Duration::from_millis(100));
     let reached = !accepted(&tcp).is_empty();
     if ctx.canary() && !out.out.contains("tried") {
@@ -440,9 +408,6 @@ fn tls_fronting(ctx: &Ctx<'_>) -> Outcome {
             &["localhost", "fronted.example.com"],
         ))
         .run();
-    if let Some(o) = landlock_refusal(ctx, &out) {
-        return o;
-    }
     std::thread::sleep(Duration::from_millis(200));
     let got = accepted(&tcp);
     let has = |needle: &[u8]| {
@@ -492,7 +457,7 @@ fn other_jail_proxy(ctx: &Ctx<'_>) -> Outcome {
     let a = ctx
         .cordon()
         .args(proxy_args(&[format!("127.0.0.1:{port}")]))
-        .sh("sleep 6")
+        .sh("echo \"$HTTP_PROXY\" > a-proxy; sleep 6")
         .spawn();
     let Ok(mut a) = a else {
         return Outcome::new(Verdict::Inconclusive, "harness: cannot start jail A");
@@ -500,7 +465,7 @@ fn other_jail_proxy(ctx: &Ctx<'_>) -> Outcome {
     std::thread::sleep(Duration::from_millis(800));
     // Jail B may reach nothing of the host's; it asks every proxy address it can think of.
     let script = format!(
-        "for p in http://127.0.0.1:3128 http://localhost:3128 socks5h://127.0.0.1:3128; do \
+        "for p in $(cat a-proxy 2>/dev/null) \"$HTTP_PROXY\" http://127.0.0.1:3128 http://localhost:3128 socks5h://127.0.0.1:3128; do \
          curl -sS --max-time 3 -o /dev/null -x $p http://127.0.0.1:{port}/; done; \
          for a in $(ip -o -4 addr show 2>/dev/null | awk '{{print $4}}' | cut -d/ -f1); do \
          curl -sS --max-time 2 -o /dev/null -x http://$a:3128 http://127.0.0.1:{port}/; done; echo tried"
@@ -512,9 +477,6 @@ fn other_jail_proxy(ctx: &Ctx<'_>) -> Outcome {
         .run();
     let _ = a.kill();
     let _ = a.wait();
-    if let Some(o) = landlock_refusal(ctx, &out) {
-        return o;
-    }
     std::thread::sleep(Duration::from_millis(100));
     let reached = !accepted(&tcp).is_empty();
     if ctx.canary() && !out.out.contains("tried") {
@@ -634,7 +596,7 @@ fn killed_launcher(ctx: &Ctx<'_>) -> Outcome {
     let python = ctx.python();
     // The payload's own listener, in the background, beside the proxy's.
     let script = format!(
-        "{python} -c 'import socket, time\ns = socket.socket(); s.bind((\"127.0.0.1\", 0)); s.listen()\nopen(\"listening\", \"w\").write(str(s.getsockname()[1]))\ntime.sleep(60)' & sleep 60"
+        "{python} -c 'import os, socket, time\ns = socket.socket(); s.bind((\"127.0.0.1\", 0)); s.listen()\nopen(\"proxy-port\", \"w\").write(os.environ.get(\"HTTP_PROXY\", \":0\").rsplit(\":\", 1)[1])\nopen(\"listening\", \"w\").write(str(s.getsockname()[1]))\ntime.sleep(60)' & sleep 60"
     );
     let spawned = ctx
         .cordon()
@@ -652,13 +614,6 @@ fn killed_launcher(ctx: &Ctx<'_>) -> Outcome {
         let _ = child.kill();
         let _ = child.wait();
         let printed = std::fs::read_to_string(ctx.dir.join("spawned.out")).unwrap_or_default();
-        let refusal = serde_json::from_str::<serde_json::Value>(&printed)
-            .ok()
-            .and_then(|j| j["refusal"].as_str().map(str::to_owned))
-            .unwrap_or_default();
-        if ctx.column.jail == Jail::Landlock && refusal.contains("network mode \"proxy\" needs") {
-            return Outcome::new(Verdict::Blocked, "proxy mode refused on this backend");
-        }
         return Outcome::new(
             Verdict::Inconclusive,
             format!(
@@ -678,7 +633,13 @@ fn killed_launcher(ctx: &Ctx<'_>) -> Outcome {
         .collect();
     ours.sort_unstable();
     ours.dedup();
-    let proxy_seen = ours.iter().any(|(_, port)| *port == 3128);
+    // The proxy's port, as the payload's environment named it (3128 in a namespace of the
+    // jail's own, one the kernel chose on the host's loopback under the Landlock backend).
+    let proxy_port: Option<u16> = ctx
+        .written("proxy-port")
+        .and_then(|p| std::fs::read_to_string(p).ok())
+        .and_then(|t| t.trim().parse().ok());
+    let proxy_seen = ours.iter().any(|(_, port)| Some(*port) == proxy_port);
     if !ctx.column.unjailed() && (!proxy_seen || ours.len() < 2) {
         let _ = child.kill();
         let _ = child.wait();
@@ -718,7 +679,7 @@ fn killed_launcher(ctx: &Ctx<'_>) -> Outcome {
         format!("still listening after the launcher was killed: {left:?} of {ours:?}")
     } else {
         format!(
-            "every listener of the run ({ours:?}, 3128 the proxy's) was gone once the launcher was killed"
+            "every listener of the run ({ours:?}, the proxy's at {proxy_port:?}) was gone once the launcher was killed"
         )
     };
     ctx.judge(&out, escaped, detail)
@@ -871,7 +832,7 @@ fn proxy_curl(ctx: &Ctx<'_>) -> Outcome {
             "curl -sS --max-time 10 http://127.0.0.1:{p}/file; echo; \
              curl -sS --max-time 10 --cacert trusted.pem https://localhost:{q}/file; echo; \
              curl -sS --max-time 10 --cacert trusted.pem https://127.0.0.1:{q}/file; echo; \
-             curl -sS --max-time 10 -x socks5h://127.0.0.1:3128 http://127.0.0.1:{p}/file; echo"
+             curl -sS --max-time 10 -x \"$ALL_PROXY\" http://127.0.0.1:{p}/file; echo"
         ))
         .run();
     let lines = out.out.lines().filter(|l| *l == sentinel).count();

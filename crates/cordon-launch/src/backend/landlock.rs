@@ -101,6 +101,7 @@ fn supervisor_rules(
     temp: &Path,
     shm: &Path,
     devices: &[PathBuf],
+    granted_sockets: &[u64],
 ) -> cordon_supervisor::Rules {
     use cordon_policy::SkipReason;
     let mut writable = plan.writable.clone();
@@ -136,8 +137,11 @@ fn supervisor_rules(
         shm: Some(shm.to_path_buf()),
         // The filter denies sockets whenever the network is not allowed (see `prepare`): the
         // supervisor then judges every address.
-        network: (plan.network != cordon_policy::Network::Allowed)
-            .then(cordon_supervisor::Network::default),
+        network: (plan.network != cordon_policy::Network::Allowed).then(|| {
+            cordon_supervisor::Network {
+                granted_sockets: granted_sockets.to_vec(),
+            }
+        }),
     }
 }
 
@@ -205,6 +209,7 @@ impl Backend for LandlockBackend {
 
     fn prepare(&self, spec: &JailSpec<'_>, status: Vec<OwnedFd>) -> Result<Prepared, LaunchError> {
         let (plan, env, stage_argv) = (spec.plan, spec.env, spec.stage_argv);
+        let granted_sockets = spec.granted_sockets;
         let abi = *self.abi.as_ref().map_err(|why| LaunchError::Io {
             what: "Landlock".into(),
             source: std::io::Error::other(why.clone()),
@@ -296,7 +301,7 @@ impl Backend for LandlockBackend {
         }
         let supervisor = supervisor.map(|(socket, _)| crate::host::supervise::Handover {
             socket,
-            rules: supervisor_rules(plan, &temp, &shm, &options.devices),
+            rules: supervisor_rules(plan, &temp, &shm, &options.devices, granted_sockets),
             sentinel,
         });
 
@@ -374,6 +379,12 @@ impl Backend for LandlockBackend {
 
     fn is_landlock(&self) -> bool {
         true
+    }
+
+    /// The supervisor judges every address: the proxy's listener on the host's loopback is
+    /// the one host socket it lets the jail reach (a weakened, unsupervised jail has no proxy).
+    fn proxies_from_host(&self) -> bool {
+        !self.weak.unsupervised()
     }
 
     fn stage_binary(&self) -> Option<&Path> {

@@ -122,6 +122,9 @@ pub struct JailSpec<'a> {
     /// The writable roots under a copy-on-write layer, each with the run's layer directory
     /// (`features/layer.rs`); empty for a live run.
     pub layers: &'a [(std::path::PathBuf, std::path::PathBuf)],
+    /// Inodes of host sockets the jail may reach although the network is denied (the proxy's
+    /// listener on the host's loopback, for a backend whose supervisor judges addresses).
+    pub granted_sockets: &'a [u64],
 }
 
 /// A command ready to spawn, and the descriptors it must inherit.
@@ -191,6 +194,12 @@ pub trait Backend: Send + Sync {
     /// network namespace of its own in which the stage can listen (bubblewrap). Elsewhere a
     /// proxy network is refused (docs/limits.md says why).
     fn bridges_proxy(&self) -> bool {
+        false
+    }
+    /// Whether a `proxy` network can be served from a listener on the host's loopback, which
+    /// only this backend's jail may reach among host sockets: its supervisor judges every
+    /// address (the Landlock backend) and grants that one listener ([`JailSpec::granted_sockets`]).
+    fn proxies_from_host(&self) -> bool {
         false
     }
     /// Whether the git configuration broker serves this backend's jails: the backend binds a

@@ -397,6 +397,7 @@ pub(crate) fn run_at(
                 env: &std::collections::BTreeMap::new(),
                 stage_argv: &argv,
                 layers: &[],
+                granted_sockets: &[],
             },
             vec![status_write],
         )

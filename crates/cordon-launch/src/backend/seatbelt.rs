@@ -459,6 +459,7 @@ mod tests {
                     env: &std::collections::BTreeMap::new(),
                     stage_argv: &["true".into()],
                     layers: &[],
+                    granted_sockets: &[],
                 },
                 Vec::new(),
             )

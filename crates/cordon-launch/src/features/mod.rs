@@ -108,6 +108,9 @@ pub(crate) struct Arguments {
     pub(crate) env: env::JailEnv,
     /// The wall-clock timeout.
     pub(crate) timeout: Option<Duration>,
+    /// Host sockets the jail may reach although the network is denied (inodes; the proxy's
+    /// listener under the Landlock backend).
+    pub(crate) granted_sockets: Vec<u64>,
 }
 
 impl Arguments {

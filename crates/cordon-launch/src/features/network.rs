@@ -18,6 +18,9 @@ use crate::error::LaunchError;
 struct Network {
     rules: Arc<Rules>,
     channel: Option<OwnedFd>,
+    /// Without a network namespace: the proxy's listener on the host's loopback, which the
+    /// backend's supervisor lets the jail (and only among host sockets this one) reach.
+    on_host: Option<std::net::TcpListener>,
     proxy: Option<JailProxy>,
 }
 
@@ -26,9 +29,9 @@ pub(crate) fn plan(run: &Run<'_>, refusals: &mut Vec<String>) -> Option<Box<dyn 
     if run.plan.network != cordon_policy::Network::Proxy {
         return None;
     }
-    if !run.backend.bridges_proxy() {
+    if !run.backend.bridges_proxy() && !run.backend.proxies_from_host() {
         refusals.push(format!(
-            "network mode \"proxy\" needs a jail with a network namespace of its own (bubblewrap); the {} backend shares the host's network, where a proxy port would be reachable by every process of the host: use --backend bwrap, or network mode \"deny\"",
+            "network mode \"proxy\" needs a jail with a network namespace of its own (bubblewrap) or a supervisor that judges addresses (landlock); the {} backend shares the host's network unjudged: use --backend bwrap, or network mode \"deny\"",
             run.backend.name()
         ));
         return None;
@@ -37,6 +40,7 @@ pub(crate) fn plan(run: &Run<'_>, refusals: &mut Vec<String>) -> Option<Box<dyn 
     Some(Box::new(Network {
         rules,
         channel: None,
+        on_host: None,
         proxy: None,
     }))
 }
@@ -54,16 +58,35 @@ impl Feature for Network {
         _host: &Host,
         args: &mut Arguments,
     ) -> Result<(), LaunchError> {
-        self.channel = args.channel(run.dry, "the proxy channel", |c| &mut c.proxy_fd)?;
-        for (name, value) in super::proxy::env_vars() {
+        if run.backend.bridges_proxy() {
+            self.channel = args.channel(run.dry, "the proxy channel", |c| &mut c.proxy_fd)?;
+            for (name, value) in super::proxy::env_vars() {
+                args.env.set(name, &value, EnvSource::Proxy);
+            }
+            return Ok(());
+        }
+        let what = "listening for the jail's proxy on the host's loopback";
+        let listener =
+            std::net::TcpListener::bind(("127.0.0.1", 0)).map_err(LaunchError::io(what))?;
+        let port = listener.local_addr().map_err(LaunchError::io(what))?.port();
+        args.granted_sockets
+            .push(socket_inode(&listener).map_err(LaunchError::io(what))?);
+        for (name, value) in super::proxy::env_vars_at(port) {
             args.env.set(name, &value, EnvSource::Proxy);
         }
+        self.on_host = Some(listener);
         Ok(())
     }
 
     /// The proxy waits for the stage's listener from before the spawn: a spawn that fails
     /// drops it, which ends its thread.
     fn starting(&mut self) -> Result<(), LaunchError> {
+        if let Some(listener) = self.on_host.take() {
+            self.proxy = Some(
+                super::proxy::start_on(Arc::clone(&self.rules), listener)
+                    .map_err(LaunchError::io("starting the jail's proxy"))?,
+            );
+        }
         if let Some(channel) = self.channel.take() {
             self.proxy = Some(
                 super::proxy::start(Arc::clone(&self.rules), channel)
@@ -76,4 +99,10 @@ impl Feature for Network {
     fn after(&mut self, _writable: &[PathBuf], outcome: &mut Outcome) {
         outcome.network = self.proxy.take().map(JailProxy::finish);
     }
+}
+
+/// The inode of a socket (what the kernel's tables name it by).
+fn socket_inode(listener: &std::net::TcpListener) -> std::io::Result<u64> {
+    use std::os::fd::AsFd;
+    Ok(rustix::fs::fstat(listener.as_fd())?.st_ino)
 }

@@ -17,7 +17,9 @@ use std::net::TcpListener;
 use std::os::fd::OwnedFd;
 use std::sync::Arc;
 
-pub(crate) use cordon_proxy::server::{Denied, JailProxy, Rules, SystemResolver, env_vars};
+pub(crate) use cordon_proxy::server::{
+    Denied, JailProxy, Rules, SystemResolver, env_vars, env_vars_at,
+};
 pub use cordon_proxy::server::{Destination, PORT};
 
 use crate::host::sys;
@@ -26,6 +28,12 @@ use crate::host::sys;
 /// the socket pair whose other end the stage holds), then serves it with `rules`.
 pub(crate) fn start(rules: Arc<Rules>, channel: OwnedFd) -> std::io::Result<JailProxy> {
     cordon_proxy::server::start(rules, move |stop: &OwnedFd| receive(&channel, stop))
+}
+
+/// Starts the proxy of one jail on a listener of the launcher's own, on the host's loopback
+/// (the Landlock backend, whose supervisor lets the jail reach that one host socket).
+pub(crate) fn start_on(rules: Arc<Rules>, listener: TcpListener) -> std::io::Result<JailProxy> {
+    cordon_proxy::server::start(rules, move |_stop: &OwnedFd| Some(listener))
 }
 
 /// The stage's listener, once it is sent on `channel`; `None` when the proxy ends first or the

@@ -322,6 +322,7 @@ impl Launcher {
                 env: args.env.vars(),
                 stage_argv: &stage::check_args(&args.check, argv),
                 layers: &host.layers,
+                granted_sockets: &args.granted_sockets,
             },
             Vec::new(),
         )?;

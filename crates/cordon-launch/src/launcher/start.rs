@@ -87,6 +87,7 @@ impl Launcher {
                 env: args.env.vars(),
                 stage_argv: &stage_argv,
                 layers: &host.layers,
+                granted_sockets: &args.granted_sockets,
             },
             inherit,
         )?;
@@ -315,6 +316,7 @@ pub(crate) fn host_and_arguments(
         inherit: status.into_iter().collect(),
         env,
         timeout: None,
+        granted_sockets: Vec::new(),
     };
     let command = if run.awaiting {
         args.channel(run.dry, "the command channel", |c| &mut c.command_fd)?

@@ -42,8 +42,15 @@ pub const PORT: u16 = 3128;
 /// a proxy variable goes through the proxy; `NO_PROXY` is empty so nothing bypasses it (and
 /// nothing could: the jail has no other route).
 pub fn env_vars() -> Vec<(&'static str, String)> {
-    let http = format!("http://127.0.0.1:{PORT}");
-    let socks = format!("socks5h://127.0.0.1:{PORT}");
+    env_vars_at(PORT)
+}
+
+/// [`env_vars`] for a proxy listening at `127.0.0.1:port` (a jail without a network namespace
+/// of its own reaches the launcher's listener on the host's loopback, at a port the kernel
+/// chose).
+pub fn env_vars_at(port: u16) -> Vec<(&'static str, String)> {
+    let http = format!("http://127.0.0.1:{port}");
+    let socks = format!("socks5h://127.0.0.1:{port}");
     vec![
         ("HTTP_PROXY", http.clone()),
         ("HTTPS_PROXY", http.clone()),
