@@ -24,6 +24,12 @@
 //! the current file with only the caller's allowed changes (`cordon-gitconfig`), reporting each
 //! key it dropped.
 //!
+//! With the network denied ([`Rules::network`]) there is no namespace holding only `lo`: the
+//! calls that name an address come here too. The supervisor takes the caller's socket
+//! (`pidfd_getfd`), makes a bind land on loopback, and lets a connect or a send reach only a
+//! socket the jail itself bound (checked in the kernel's tables at the moment of the call), a
+//! socket file it bound, or a granted host socket (the proxy's listener).
+//!
 //! # What this crate is not
 //!
 //! It does not build the filter (`cordon-seccomp` does) or decide when to install it (the
