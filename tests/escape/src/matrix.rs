@@ -565,7 +565,7 @@ the command sees only what was bound into it.
 itself sets the parent-death signal, drops every capability (for root: the bounding and ambient \
 sets and `SECBIT_NOROOT`), sets no-new-privileges, restricts itself with a Landlock ruleset built \
 from the same plan (read and execute where the plan allows reading, write only in the writable \
-set, TCP refused when the plan denies the network), then installs the seccomp filter (which also \
+set, TCP left to the supervisor when the plan denies the network), then installs the seccomp filter (which also \
 refuses `setsid` and `setpgid`, so the whole run stays in the process group killed when it ends) \
 with a listener it hands to the launcher. Every call that creates, removes, renames or links a \
 name, opens a file for writing, or changes a mode, owner, time or extended attribute then goes to \
@@ -578,10 +578,21 @@ the kernel continue a call it judged. So entries come and go anywhere in a works
 and `.git` included, while hooks and configurations stay refused at the moment of the call; git \
 configurations are brokered (git renames a lock file over `config`: the supervisor puts the \
 current file with only the allowed changes in its place, and reports each key it dropped); and \
-metadata outside the writable set is refused. The command shares the host's namespaces: host \
-processes stay visible in `/proc` (though not signalable nor traceable), the host's `/tmp` stays \
-listable (a fresh per-run directory, removed afterwards, is its `TMPDIR`), and masked \
-directories show their entries' names but not their contents.
+metadata outside the writable set is refused. With the network denied, every call that names \
+an address (`bind`, `connect`, `listen`, `sendto` with a destination, `sendmsg`, `sendmmsg`) goes \
+to the supervisor too: it takes the caller's socket (`pidfd_getfd`), lands binds on loopback, and \
+lets a connect or a send reach only a socket the jail bound in this run (checked in the kernel's \
+tables at the call), a socket file it bound, or the proxy's listener on the host's loopback \
+(proxy mode works here); abstract Unix names get a prefix of the run's, so local test servers \
+work and no host listener is reached. The stage proves it before the command runs by failing to \
+reach a listener the launcher holds on the host's loopback. The command shares the host's \
+namespaces: host processes stay visible in `/proc` (though not signalable nor traceable), the \
+host's `/tmp` stays listable (a fresh per-run directory, removed afterwards, is its `TMPDIR`), \
+and masked directories show their entries' names but not their contents. `cargo xtask ci \
+workloads` runs the probes and the on-machine projects a second time where a container refuses \
+namespaces (`--container`: `auto` must fall back to this backend and say so), root and \
+unprivileged; what still differs there (a read-only open below `/dev/shm`, `setsid` and \
+terminals) is listed with its reason in `tests/workloads/src/main.rs`.
 
 ## What `auto` picks
 

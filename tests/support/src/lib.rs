@@ -2,7 +2,8 @@
 //! `tests/bench`, `tests/workloads`) share: running a command and naming it when it fails
 //! ([`cmd`]), the errors of the tasks ([`error`]), which cargo and where it builds ([`cargo`],
 //! [`target_dir`]), the statically linked `cordon` ([`dist`]) and the unprivileged user the
-//! escape suite, the load and the workloads run as ([`user`]). With the `homes` feature, also
+//! escape suite, the load and the workloads run as ([`user`]), and the conditions a container
+//! makes ([`container`]). With the `homes` feature, also
 //! what the crates' own jail tests (`cordon`'s, `cordon-launch`'s) share: where to place a home
 //! the jail sees (`homes`).
 //!
@@ -12,6 +13,7 @@
 use std::path::{Path, PathBuf};
 
 pub mod cmd;
+pub mod container;
 pub mod dist;
 pub mod error;
 #[cfg(feature = "homes")]

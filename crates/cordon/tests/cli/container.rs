@@ -13,65 +13,22 @@ use std::process::Command;
 use crate::cli_run::{Jail, text};
 use crate::common;
 
-/// The namespace flags Docker's default profile refuses to `clone` and `unshare`.
-const NAMESPACE_FLAGS: u32 = 0x7E02_0000;
-
-/// One classic BPF instruction, as the kernel reads it (`struct sock_filter`).
-fn ins(code: u16, jt: u8, jf: u8, k: u32) -> [u8; 8] {
-    let mut b = [0u8; 8];
-    b[..2].copy_from_slice(&code.to_ne_bytes());
-    b[2] = jt;
-    b[3] = jf;
-    b[4..].copy_from_slice(&k.to_ne_bytes());
-    b
-}
-
 /// The container's filter for this machine's architecture.
 fn container_filter() -> Vec<u8> {
-    // (audit arch, clone, unshare, clone3) per architecture.
-    let (arch, clone, unshare, clone3) = if cfg!(target_arch = "x86_64") {
-        (0xC000_003Eu32, 56u32, 272u32, 435u32)
-    } else if cfg!(target_arch = "aarch64") {
-        (0xC000_00B7, 220, 97, 435)
-    } else {
-        panic!("the container filter knows x86_64 and aarch64 only: add this architecture")
-    };
-    const LD_W_ABS: u16 = 0x20;
-    const JEQ: u16 = 0x15;
-    const JSET: u16 = 0x45;
-    const RET: u16 = 0x06;
-    const ALLOW: u32 = 0x7FFF_0000;
-    const ERRNO: u32 = 0x0005_0000;
-    let prog = [
-        ins(LD_W_ABS, 0, 0, 4),           // 0: arch
-        ins(JEQ, 0, 8, arch),             // 1: another arch: allow (10)
-        ins(LD_W_ABS, 0, 0, 0),           // 2: nr
-        ins(JEQ, 0, 1, clone3),           // 3
-        ins(RET, 0, 0, ERRNO | 38),       // 4: clone3 → ENOSYS
-        ins(JEQ, 1, 0, unshare),          // 5: unshare → 7
-        ins(JEQ, 0, 3, clone),            // 6: clone → 7, else allow (10)
-        ins(LD_W_ABS, 0, 0, 16),          // 7: args[0], low half
-        ins(JSET, 0, 1, NAMESPACE_FLAGS), // 8
-        ins(RET, 0, 0, ERRNO | 1),        // 9: EPERM
-        ins(RET, 0, 0, ALLOW),            // 10
-    ];
-    prog.concat()
+    cordon_test_support::container::filter()
+        .expect("the container filter knows x86_64 and aarch64 only: add this architecture")
 }
 
 /// `args` run by cordon inside the container made of an outer bubblewrap and the filter.
 fn in_container(j: &Jail, filter: &Path, args: &[&str]) -> Command {
-    let mut outer = Command::new("/bin/sh");
+    let mut outer = cordon_test_support::container::wrap(filter);
     outer
-        .arg("-c")
-        .arg("exec /usr/bin/bwrap --dev-bind / / --seccomp 3 -- \"$@\" 3<\"$CORDON_TEST_FILTER\"")
-        .arg("sh")
         .arg(common::cordon())
         .args(args)
         .current_dir(&j.work)
         .env_clear()
         .env("HOME", j.home.path())
         .env("PATH", "/usr/local/bin:/usr/bin:/bin")
-        .env("CORDON_TEST_FILTER", filter)
         .stdin(std::process::Stdio::null());
     outer
 }
