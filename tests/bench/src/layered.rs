@@ -10,6 +10,9 @@
 //!   sources on this machine), offline;
 //! - the 10,000 files and the build again under the Landlock backend, whose supervisor performs
 //!   every create, rename and write-open (issue #27), against bubblewrap's live runs;
+//! - 1,000 round trips over TCP on loopback between a server and a client of the command's own
+//!   (the Landlock backend's supervisor performs every bind, connect and addressed send, and
+//!   checks each destination in the kernel's tables), against bubblewrap's live runs;
 //! - `/bin/true` with the layer in the empty workspace and in the 100,000-file one (flat in the
 //!   workspace's size), five samples a round.
 
@@ -32,6 +35,10 @@ pub const FILES_LANDLOCK: &str = "10,000 new files: --backend landlock (every cr
 pub const CARGO_BWRAP: &str = "cargo build of strsim (no dependencies, offline): bubblewrap --live (the next row's reference)";
 pub const CARGO_LANDLOCK: &str =
     "cargo build of strsim (no dependencies, offline): --backend landlock (supervised)";
+pub const LOOPBACK_BWRAP: &str =
+    "1,000 TCP round trips on the jail's loopback: bubblewrap --live (the next row's reference)";
+pub const LOOPBACK_LANDLOCK: &str =
+    "1,000 TCP round trips on loopback: --backend landlock (connects and sends supervised)";
 pub const TRUE_EMPTY: &str = "cordon run --layer -- /bin/true, empty workspace";
 pub const TRUE_LARGE: &str = "cordon run --layer -- /bin/true, 100,000-file workspace";
 
@@ -120,7 +127,22 @@ fn timed(cordon: &Path, mode: &[&str], dir: &Path, argv: &[&str]) -> Result<Dura
     Ok(took)
 }
 
-/// The twelve rows, in pairs (reference first), as (name, median, samples).
+/// A server and a client of the command's own: 1,000 connections on 127.0.0.1, each a request
+/// and its answer. Python's `sendall` is `send(2)`, a `sendto` without a destination, so of each
+/// round trip only the `connect` reaches the Landlock backend's supervisor.
+const LOOPBACK: &str = r#"
+import socket, threading
+srv = socket.socket(); srv.bind(("127.0.0.1", 0)); srv.listen(64)
+def serve():
+    for _ in range(1000):
+        c, _ = srv.accept(); c.sendall(c.recv(64)); c.close()
+t = threading.Thread(target=serve); t.start()
+for _ in range(1000):
+    cl = socket.create_connection(srv.getsockname()); cl.sendall(b"ping"); assert cl.recv(64) == b"ping"; cl.close()
+t.join()
+"#;
+
+/// The fourteen rows, in pairs (reference first), as (name, median, samples).
 pub fn run(
     cordon: &Path,
     base: &Path,
@@ -142,6 +164,8 @@ pub fn run(
         FILES_LANDLOCK,
         CARGO_BWRAP,
         CARGO_LANDLOCK,
+        LOOPBACK_BWRAP,
+        LOOPBACK_LANDLOCK,
     ]
     .into_iter()
     .map(|n| (n, Vec::new()))
@@ -173,11 +197,18 @@ pub fn run(
                 timed(cordon, mode, dir, &["sh", "-c", "echo x >> big"])?
             };
             let cargo = timed(cordon, mode, dir, &build)?;
+            // Loopback under bubblewrap's live run and the Landlock backend only.
+            let loopback = if m == 1 {
+                Duration::ZERO
+            } else {
+                timed(cordon, mode, dir, &["python3", "-c", LOOPBACK])?
+            };
             if round > 0 {
                 match m {
                     2 => {
                         samples[9].1.push(files);
                         samples[11].1.push(cargo);
+                        samples[13].1.push(loopback);
                     }
                     _ => {
                         samples[m].1.push(files);
@@ -188,6 +219,7 @@ pub fn run(
                 if m == 0 {
                     samples[8].1.push(files);
                     samples[10].1.push(cargo);
+                    samples[12].1.push(loopback);
                 }
             }
         }

@@ -854,8 +854,7 @@ fn container_filter(cache: &Path) -> Result<PathBuf, Error> {
     let bytes = cordon_test_support::container::filter()
         .ok_or_else(|| fail("--container: no container filter for this architecture"))?;
     let path = cache.join("container.bpf");
-    fs::write(&path, bytes)
-        .map_err(|e| fail(format!("cannot write {}: {e}", path.display())))?;
+    fs::write(&path, bytes).map_err(|e| fail(format!("cannot write {}: {e}", path.display())))?;
     use std::os::unix::fs::PermissionsExt;
     fs::set_permissions(&path, fs::Permissions::from_mode(0o644))
         .map_err(|e| fail(format!("cannot chmod {}: {e}", path.display())))?;
