@@ -410,12 +410,27 @@ fn ancillary(
 }
 
 /// The `msghdr` at `at` in the caller's memory, copied and judged.
-fn message(c: &Caller<'_>, n: &Net<'_>, t: &Taken, at: u64) -> Result<Message, Outcome> {
+/// Whether a send's destination means nothing: TCP ignores it (unless `MSG_FASTOPEN`, which
+/// connects with it), so it is left out rather than judged (a server answering a client by its
+/// address on the connected socket is not refused).
+fn ignored_destination(info: &SocketInfo, flags: i32) -> bool {
+    matches!(info.domain, libc::AF_INET | libc::AF_INET6)
+        && info.kind == libc::SOCK_STREAM
+        && flags & libc::MSG_FASTOPEN == 0
+}
+
+fn message(
+    c: &Caller<'_>,
+    n: &Net<'_>,
+    t: &Taken,
+    at: u64,
+    flags: i32,
+) -> Result<Message, Outcome> {
     let e = |e: i32| Outcome::Errno(e);
     // msg_name, msg_namelen, msg_iov, msg_iovlen, msg_control, msg_controllen, msg_flags.
     let h = c.words(at, 7).map_err(|x| e(errno_of(&x)))?;
     let (name, namelen) = (h[0] as u64, h[1] as u64 & 0xffff_ffff);
-    let dest = if name != 0 && namelen > 0 {
+    let dest = if name != 0 && namelen > 0 && !ignored_destination(&t.info, flags) {
         let addr = address(c, name, namelen)?;
         Some(destination(c, n, &t.info, &addr)?)
     } else {
@@ -471,8 +486,12 @@ fn deliver(c: &Caller<'_>, t: Taken, m: Message, flags: i32, done: Option<u64>) 
 /// `sendto(fd, buf, len, flags, addr, addrlen)` with a destination.
 pub(crate) fn sendto(c: &Caller<'_>, n: &Net<'_>, a: [u64; 6]) -> Outcome {
     let t = tri!(take(c, n, a[0]));
-    let addr = outcome!(address(c, a[4], a[5]));
-    let dest = outcome!(destination(c, n, &t.info, &addr));
+    let dest = if ignored_destination(&t.info, a[3] as i32) {
+        None
+    } else {
+        let addr = outcome!(address(c, a[4], a[5]));
+        Some(outcome!(destination(c, n, &t.info, &addr)))
+    };
     let len = usize::try_from(a[2]).unwrap_or(usize::MAX);
     if len > MAX_SEND && t.info.kind != libc::SOCK_STREAM {
         return Outcome::Errno(libc::EMSGSIZE);
@@ -481,7 +500,7 @@ pub(crate) fn sendto(c: &Caller<'_>, n: &Net<'_>, a: [u64; 6]) -> Outcome {
     n.own(t.info.inode);
     let m = Message {
         data,
-        dest: Some(dest),
+        dest,
         control: Vec::new(),
         _passed: Vec::new(),
     };
@@ -491,7 +510,7 @@ pub(crate) fn sendto(c: &Caller<'_>, n: &Net<'_>, a: [u64; 6]) -> Outcome {
 /// `sendmsg(fd, msg, flags)`.
 pub(crate) fn sendmsg(c: &Caller<'_>, n: &Net<'_>, a: [u64; 3]) -> Outcome {
     let t = tri!(take(c, n, a[0]));
-    let m = outcome!(message(c, n, &t, a[1]));
+    let m = outcome!(message(c, n, &t, a[1], a[2] as i32));
     n.own(t.info.inode);
     deliver(c, t, m, a[2] as i32, None)
 }
@@ -506,7 +525,7 @@ pub(crate) fn sendmmsg(c: &Caller<'_>, n: &Net<'_>, a: [u64; 4]) -> Outcome {
     for i in 0..count {
         let at = a[1] + i * ENTRY;
         let t = tri!(take(c, n, a[0]));
-        let m = match message(c, n, &t, at) {
+        let m = match message(c, n, &t, at, a[3] as i32) {
             Ok(m) => m,
             Err(o) if sent == 0 => return o,
             Err(_) => break,
