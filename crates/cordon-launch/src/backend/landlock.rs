@@ -363,8 +363,8 @@ impl Backend for LandlockBackend {
                 degradations: vec![
                     "host processes stay visible in /proc".into(),
                     "no private /tmp: a per-run TMPDIR instead".into(),
-                    "no loopback: with the network denied every network socket is refused (the loopback is the host's; bubblewrap gives the jail its own)".into(),
-                    "no pseudo-terminals: the host's /dev/pts holds other sessions' terminals".into(),
+                    "no network namespace: with the network denied the supervisor performs every bind, connect and addressed send, and the jail reaches only sockets it bound itself (and the proxy's listener); /proc/net lists the host's interfaces and sockets".into(),
+                    "no pseudo-terminals and no setsid: the host's /dev/pts holds other sessions' terminals, and the run is ended by its process group".into(),
                     "a supervisor performs every call that changes a name or metadata (cordon-supervisor): /dev/shm is the run's own only for names opened for writing".into(),
                 ],
                 unusable: None,

@@ -57,7 +57,7 @@ pub struct NamespaceDiagnosis {
 pub const FALLBACK_LACKS: &[&str] = &[
     "no pid namespace: host processes stay visible in /proc",
     "no private /tmp: a per-run TMPDIR instead",
-    "no network namespace: loopback is the host's, refused unless the policy allows the network",
+    "no network namespace: the supervisor lets the jail reach only sockets it bound (and the proxy), while /proc/net still lists the host's",
     "no mount namespace: the home cannot be replaced, only hidden",
     "no copy-on-write layer: the command writes the workspace live",
 ];
