@@ -59,7 +59,7 @@ fn every_spec_compiles_to_whole_instructions() {
 
 #[test]
 fn version_is_recorded() {
-    assert_eq!(FILTER_VERSION, 6);
+    assert_eq!(FILTER_VERSION, 7);
     assert_eq!(
         compile(&spec(Arch::Aarch64, true)).unwrap().version(),
         FILTER_VERSION
