@@ -241,6 +241,7 @@ fn socket_refused() -> Result<(), String> {
 pub(crate) fn with_sentinel(stage_argv: &[OsString], port: u16) -> Vec<OsString> {
     let mut argv = stage_argv.to_vec();
     if argv.first().is_some_and(|a| a == STAGE_ARG)
+        && argv.get(1).is_some_and(|m| m == "check" || m == "await")
         && let Some(operand) = argv.get_mut(3)
         && operand == "1"
     {
@@ -533,6 +534,28 @@ mod tests {
         assert_eq!(encode_command(&[OsString::from("a\0b")]), None);
         assert_eq!(decode_command(b""), None);
         assert_eq!(decode_command(b"/bin/true\0--x"), None);
+    }
+
+    #[test]
+    fn only_a_closed_networks_operand_becomes_the_sentinel_check() {
+        let check = |deny_network| SelfCheck {
+            status_fd: 5,
+            deny_network,
+            outside: PathBuf::from("/x"),
+            masked: None,
+            landlock_fd: None,
+            command_fd: None,
+            proxy_fd: None,
+            layer: LayerOperand::Live,
+        };
+        let argv = [OsString::from("/bin/true")];
+        let closed = with_sentinel(&check_args(&check(true), &argv), 4242);
+        assert_eq!(closed[3], "s4242");
+        let open = check_args(&check(false), &argv);
+        assert_eq!(with_sentinel(&open, 4242), open);
+        // A probe's arguments are never touched, whatever they hold.
+        let probe = probe_args(5, Path::new("1"), "1", Path::new("1"));
+        assert_eq!(with_sentinel(&probe, 4242), probe);
     }
 
     #[test]
