@@ -124,6 +124,39 @@ fn require_tools() -> Result<(), Error> {
     Ok(())
 }
 
+/// Removes what an earlier `cargo package` left that cargo would take for current: the
+/// verification's target directory, and the sources cargo unpacked from local registries
+/// (`$CARGO_HOME/registry/src/-*`: a registry on disk, such as `target/package/tmp-registry`,
+/// has no host name, so its directory's name starts with `-`).
+fn forget_packaged_crates(ctx: &Ctx) -> Result<(), Error> {
+    let remove = |dir: &Path| {
+        std::fs::remove_dir_all(dir).or_else(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                Ok(())
+            } else {
+                Err(Error::Packages(format!(
+                    "cannot remove {}: {e}",
+                    dir.display()
+                )))
+            }
+        })
+    };
+    remove(&cordon_test_support::target_dir(ctx.root()).join("package-check"))?;
+    let home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")));
+    if let Some(src) = home.map(|h| h.join("registry/src"))
+        && let Ok(entries) = std::fs::read_dir(&src)
+    {
+        for e in entries.flatten() {
+            if e.file_name().to_string_lossy().starts_with('-') {
+                remove(&e.path())?;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The crates in `crates/`: `cargo package`, verified (all at once, so each finds the others
 /// it depends on), and `cargo doc --no-deps` without warnings.
 fn check_crates(ctx: &Ctx) -> Result<(), Error> {
@@ -134,8 +167,14 @@ fn check_crates(ctx: &Ctx) -> Result<(), Error> {
         .collect();
     // Verified: each packaged crate builds from its own archive (the others it depends on come
     // from the same run, not crates.io). A dirty tree is allowed: CI checks the working tree.
+    // The crates come from a registry of the run's own whose versions never change, so cargo
+    // takes what it unpacked or built from an earlier run for current (measured: a second run
+    // in one checkout built against the first run's sources): both are cleared first.
+    forget_packaged_crates(ctx)?;
     ctx.cargo(["package", "--allow-dirty", "--locked"])
         .args(selected(&crates))
+        .arg("--target-dir")
+        .arg(cordon_test_support::target_dir(ctx.root()).join("package-check"))
         .run()?;
     let (pending, strict): (Vec<&String>, Vec<&String>) = crates
         .iter()
