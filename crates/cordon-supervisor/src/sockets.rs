@@ -244,10 +244,21 @@ pub(crate) fn bind(rules: &Rules, c: &Caller<'_>, n: &Net<'_>, a: [u64; 3]) -> O
             if let Err(r) = rules.judge(Change::Create, &place.path) {
                 return Outcome::Refused(r);
             }
+            // Bound by the caller's own name (relative ones from its working directory), since
+            // the kernel keeps that name for getsockname and peers (multiprocessing's managers
+            // hand it on); then checked to have landed where it was judged.
+            let raw = outcome!(net::unix_path(path).map_err(Outcome::Errno));
             let name = place.name.as_encoded_bytes();
-            let raw = outcome!(net::unix_path(name).map_err(Outcome::Errno));
+            if path.first() != Some(&b'/') {
+                let cwd = tri!(sys::openat(
+                    None,
+                    format!("/proc/{}/cwd", c.pid).as_bytes(),
+                    libc::O_PATH | libc::O_DIRECTORY,
+                    0,
+                ));
+                tri!(netsys::enter(cwd.as_fd()));
+            }
             sys::set_umask(c.umask());
-            tri!(netsys::enter(place.dir.as_fd()));
             tri!(netsys::bind(t.sock.as_fd(), &raw));
             n.own(t.info.inode);
             let made = sys::openat(
@@ -257,14 +268,24 @@ pub(crate) fn bind(rules: &Rules, c: &Caller<'_>, n: &Net<'_>, a: [u64; 3]) -> O
                 0,
             )
             .and_then(|f| netsys::stat(f.as_fd()));
-            if let Ok((_, dev, ino)) = made {
-                n.owned
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .files
-                    .insert((dev, ino));
+            match made {
+                Ok((mode, dev, ino)) if mode & libc::S_IFMT == libc::S_IFSOCK => {
+                    n.owned
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .files
+                        .insert((dev, ino));
+                    Outcome::Value(0)
+                }
+                // A directory on the way was swapped since it was judged: the socket is not
+                // where the judge allowed it (a socket file, which no program runs or reads).
+                _ => Outcome::Refused(Refusal {
+                    path: place.path,
+                    rule: "network",
+                    errno: libc::EACCES,
+                    key: None,
+                }),
             }
-            Outcome::Value(0)
         }
         Address::UnixAbstract(name) => {
             let raw = outcome!(n.abstract_name(name).map_err(Outcome::Errno));

@@ -481,6 +481,11 @@ def udp_echo(fam, host):
     b = socket.socket(fam, socket.SOCK_DGRAM); b.settimeout(5)
     b.sendto(b"ping", a.getsockname()); data, back = a.recvfrom(10); a.sendto(data.upper(), back)
     assert b.recv(10) == b"PING"
+def name_kept():
+    os.mkdir("sub"); s = socket.socket(socket.AF_UNIX); s.bind("sub/n.sock")
+    assert s.getsockname() == "sub/n.sock", s.getsockname()
+    t = socket.socket(socket.AF_UNIX); t.bind(os.path.abspath("abs.sock"))
+    assert t.getsockname() == os.path.abspath("abs.sock"), t.getsockname()
 def answer_by_address():
     srv = socket.socket(); srv.bind(("127.0.0.1", 0)); srv.listen(1)
     cl = socket.create_connection(srv.getsockname(), timeout=5); c, peer = srv.accept()
@@ -515,6 +520,7 @@ case("own-udp4", lambda: udp_echo(socket.AF_INET, "127.0.0.1"))
 case("own-udp6", lambda: udp_echo(socket.AF_INET6, "::1"))
 case("own-wildcard-made-loopback", wildcard)
 case("own-tcp-answer-by-address", answer_by_address)
+case("own-unix-name-kept", name_kept)
 case("own-unix-file-and-fd-passing", unix_file)
 case("own-abstract", abstract_name)
 case("host-tcp", lambda: connect(socket.AF_INET, ("127.0.0.1", tport)))
@@ -574,7 +580,7 @@ fn the_jail_reaches_its_own_sockets_and_none_of_the_hosts() {
         "{}",
         free.out
     );
-    assert_eq!(verdicts(&free.out).len(), 15, "{}", free.out);
+    assert_eq!(verdicts(&free.out).len(), 16, "{}", free.out);
     assert_eq!(host_saw_datagrams(&udp), 2);
 
     let t = tree();
@@ -583,7 +589,7 @@ fn the_jail_reaches_its_own_sockets_and_none_of_the_hosts() {
     r.network = Some(cordon_supervisor::Network::default());
     let ran = run_filtered(&t.ws, &script, Some(r), true);
     let got = verdicts(&ran.out);
-    assert_eq!(got.len(), 15, "{}", ran.out);
+    assert_eq!(got.len(), 16, "{}", ran.out);
     for (name, ok) in &got {
         assert_eq!(*ok, name.starts_with("own-"), "{name}\n{}", ran.out);
     }

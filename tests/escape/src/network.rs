@@ -38,7 +38,7 @@ pub fn cases() -> Vec<Case> {
         )
         .landlock_limit(
             "no network namespace: the host's interfaces and routes stay visible (connecting out \
-             is still refused: TCP by Landlock, network sockets by the seccomp filter)",
+             is still refused: every connect and addressed send by the supervisor, TCP by Landlock too)",
         ),
         Case::attack(
             "net/host-net-state",
