@@ -173,11 +173,27 @@ fn table_address(field: &str) -> Option<(IpAddr, u16)> {
     Some((ip, port))
 }
 
-/// The inodes of the sockets in one `/proc/net` inet table that a packet or connection to
-/// `dest` could reach: bound at its address (IPv4-mapped read as IPv4) or at the unspecified
-/// one, on its port (for TCP, listeners only).
-pub(crate) fn bound_at(table: &str, proto: Proto, dest: SocketAddr) -> Vec<u64> {
+/// One socket of the kernel's tables: its local address and port, and its inode.
+pub(crate) type Bound = (IpAddr, u16, u64);
+
+/// The inodes of the sockets among `sockets` that a packet or connection to `dest` could reach:
+/// bound at its address (IPv4-mapped read as IPv4) or at the unspecified one, on its port.
+pub(crate) fn reaching(sockets: &[Bound], dest: SocketAddr) -> Vec<u64> {
     let want = canonical(dest.ip());
+    sockets
+        .iter()
+        .filter(|(ip, port, _)| {
+            let ip = canonical(*ip);
+            *port == dest.port() && (ip == want || ip.is_unspecified())
+        })
+        .map(|(_, _, inode)| *inode)
+        .collect()
+}
+
+/// The sockets of one `/proc/net` inet table (for TCP, listeners only): the fallback where the
+/// kernel's socket diagnostics are missing. Slow on a busy host: the table lists every
+/// connection, those in `TIME_WAIT` included.
+pub(crate) fn table_sockets(table: &str, proto: Proto) -> Vec<Bound> {
     let mut out = Vec::new();
     for line in table.lines().skip(1) {
         let fields: Vec<&str> = line.split_whitespace().collect();
@@ -188,17 +204,60 @@ pub(crate) fn bound_at(table: &str, proto: Proto, dest: SocketAddr) -> Vec<u64> 
         let Some((ip, port)) = table_address(local) else {
             continue;
         };
-        if port != dest.port() || (proto == Proto::Tcp && *state != TCP_LISTEN) {
+        if proto == Proto::Tcp && *state != TCP_LISTEN {
             continue;
         }
-        let ip = canonical(ip);
-        if (ip == want || ip.is_unspecified())
-            && let Ok(inode) = inode.parse()
-        {
-            out.push(inode);
+        if let Ok(inode) = inode.parse() {
+            out.push((ip, port, inode));
         }
     }
     out
+}
+
+/// `NLMSG_ERROR` and `NLMSG_DONE`.
+const NLMSG_ERROR: u16 = 2;
+const NLMSG_DONE: u16 = 3;
+
+/// The sockets in a `SOCK_DIAG_BY_FAMILY` dump's answer (netlink messages, each an
+/// `inet_diag_msg`); `Err(errno)` for an error message.
+pub(crate) fn diag_sockets(answer: &[u8]) -> Result<(Vec<Bound>, bool), i32> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at + 16 <= answer.len() {
+        let word =
+            |i: usize| u32::from_ne_bytes([answer[i], answer[i + 1], answer[i + 2], answer[i + 3]]);
+        let len = word(at) as usize;
+        let kind = u16::from_ne_bytes([answer[at + 4], answer[at + 5]]);
+        if len < 16 || at + len > answer.len() {
+            return Err(libc::EPROTO);
+        }
+        match kind {
+            NLMSG_DONE => return Ok((out, true)),
+            NLMSG_ERROR => {
+                let errno = answer.get(at + 16..at + 20).map_or(libc::EPROTO, |e| {
+                    -i32::from_ne_bytes([e[0], e[1], e[2], e[3]])
+                });
+                return Err(errno);
+            }
+            _ if len >= 16 + 72 => {
+                let m = &answer[at + 16..at + len];
+                let port = u16::from_be_bytes([m[4], m[5]]);
+                let ip = match m[0] {
+                    2 => IpAddr::V4(Ipv4Addr::new(m[8], m[9], m[10], m[11])),
+                    _ => {
+                        let mut octets = [0u8; 16];
+                        octets.copy_from_slice(&m[8..24]);
+                        IpAddr::V6(Ipv6Addr::from(octets))
+                    }
+                };
+                let inode = u32::from_ne_bytes([m[68], m[69], m[70], m[71]]);
+                out.push((ip, port, u64::from(inode)));
+            }
+            _ => {}
+        }
+        at += (len + 3) & !3;
+    }
+    Ok((out, false))
 }
 
 /// The inodes of the sockets bound at the abstract Unix name `name` in `/proc/net/unix` (which
@@ -307,7 +366,7 @@ mod tests {
 
     #[test]
     fn tables_show_who_is_bound_where() {
-        let at = |t: &str, p, s: &str| bound_at(t, p, s.parse().unwrap());
+        let at = |t: &str, p, s: &str| reaching(&table_sockets(t, p), s.parse().unwrap());
         // The listener at 127.0.0.1:8080, not the connected socket on that port.
         assert_eq!(at(TCP, Proto::Tcp, "127.0.0.1:8080"), vec![1111]);
         // A wildcard listener takes loopback connections too.
@@ -319,6 +378,49 @@ mod tests {
         // An IPv4-mapped listener is found for the IPv4 destination, and the other way round.
         assert_eq!(at(TCP6, Proto::Tcp, "127.0.0.1:8080"), vec![6666]);
         assert_eq!(at(TCP, Proto::Tcp, "[::ffff:127.0.0.1]:8080"), vec![1111]);
+    }
+
+    /// One `inet_diag_msg` in its netlink header, as the kernel answers a dump.
+    fn diag_message(family: u8, port: u16, addr: &[u8], inode: u32) -> Vec<u8> {
+        let mut m = vec![0u8; 16 + 72];
+        m[..4].copy_from_slice(&(88u32).to_ne_bytes());
+        m[4..6].copy_from_slice(&20u16.to_ne_bytes());
+        m[16] = family;
+        m[16 + 4..16 + 6].copy_from_slice(&port.to_be_bytes());
+        m[16 + 8..16 + 8 + addr.len()].copy_from_slice(addr);
+        m[16 + 68..16 + 72].copy_from_slice(&inode.to_ne_bytes());
+        m
+    }
+
+    #[test]
+    fn a_socket_diagnostics_dump_reads_as_the_table_does() {
+        let mut answer = diag_message(2, 8080, &[127, 0, 0, 1], 1111);
+        let mut loopback6 = [0u8; 16];
+        loopback6[15] = 1;
+        answer.extend(diag_message(10, 53, &loopback6, 5555));
+        let mut done = vec![0u8; 20];
+        done[..4].copy_from_slice(&20u32.to_ne_bytes());
+        done[4..6].copy_from_slice(&NLMSG_DONE.to_ne_bytes());
+        answer.extend(&done);
+        let (sockets, finished) = diag_sockets(&answer).unwrap();
+        assert!(finished);
+        assert_eq!(
+            reaching(&sockets, "127.0.0.1:8080".parse().unwrap()),
+            vec![1111]
+        );
+        assert_eq!(reaching(&sockets, "[::1]:53".parse().unwrap()), vec![5555]);
+        assert!(reaching(&sockets, "127.0.0.1:53".parse().unwrap()).is_empty());
+        // Without its end the dump is unfinished; an error message is the kernel's errno.
+        assert!(!diag_sockets(&answer[..88]).unwrap().1);
+        let mut error = vec![0u8; 20];
+        error[..4].copy_from_slice(&20u32.to_ne_bytes());
+        error[4..6].copy_from_slice(&NLMSG_ERROR.to_ne_bytes());
+        error[16..20].copy_from_slice(&(-libc::ENOENT).to_ne_bytes());
+        assert_eq!(diag_sockets(&error), Err(libc::ENOENT));
+        assert_eq!(
+            diag_sockets(&[1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]),
+            Err(libc::EPROTO)
+        );
     }
 
     #[test]

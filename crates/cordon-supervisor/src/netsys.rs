@@ -242,3 +242,51 @@ pub(crate) fn raise_sigpipe(tid: u32) {
         unsafe { libc::kill(pid, libc::SIGPIPE) };
     }
 }
+
+/// `NETLINK_SOCK_DIAG` and its `SOCK_DIAG_BY_FAMILY` request.
+const NETLINK_SOCK_DIAG: i32 = 4;
+const SOCK_DIAG_BY_FAMILY: u16 = 20;
+
+/// The kernel's socket diagnostics for one family and protocol, in the TCP states of the
+/// bitmask `states` (`1 << 10`: listeners), dumped (`NETLINK_SOCK_DIAG`): the raw answer,
+/// every netlink message up to `NLMSG_DONE`, for `net::diag_sockets`. Only the sockets asked
+/// for are walked, not every connection of the host as `/proc/net/tcp` does.
+pub(crate) fn diag_dump(family: u8, protocol: u8, states: u32) -> io::Result<Vec<u8>> {
+    // SAFETY: socket takes integers and returns a new descriptor.
+    let fd = own(cvt(unsafe {
+        libc::socket(
+            libc::AF_NETLINK,
+            libc::SOCK_DGRAM | libc::SOCK_CLOEXEC,
+            NETLINK_SOCK_DIAG,
+        )
+    }
+    .into())?)?;
+    const LEN: usize = 16 + 56;
+    let mut request = [0u8; LEN];
+    request[..4].copy_from_slice(&(LEN as u32).to_ne_bytes());
+    request[4..6].copy_from_slice(&SOCK_DIAG_BY_FAMILY.to_ne_bytes());
+    let flags = (libc::NLM_F_REQUEST | libc::NLM_F_DUMP) as u16;
+    request[6..8].copy_from_slice(&flags.to_ne_bytes());
+    request[16] = family;
+    request[17] = protocol;
+    request[20..24].copy_from_slice(&states.to_ne_bytes());
+    // SAFETY: send reads `request`, which lives across the call.
+    let sent = unsafe { libc::send(fd.as_raw_fd(), request.as_ptr().cast(), request.len(), 0) };
+    cvt(sent as libc::c_long)?;
+    let mut answer = Vec::new();
+    let mut buf = vec![0u8; 32 * 1024];
+    loop {
+        // SAFETY: recv writes at most `buf.len()` bytes into `buf`.
+        let n = unsafe { libc::recv(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len(), 0) };
+        let n = usize::try_from(cvt(n as libc::c_long)?).unwrap_or(0);
+        if n == 0 {
+            return Ok(answer);
+        }
+        answer.extend_from_slice(&buf[..n]);
+        match crate::net::diag_sockets(&answer) {
+            Ok((_, true)) => return Ok(answer),
+            Ok((_, false)) => {}
+            Err(e) => return Err(errno(e)),
+        }
+    }
+}

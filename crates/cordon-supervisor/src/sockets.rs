@@ -209,21 +209,31 @@ fn destination(
     }
 }
 
-/// The sockets bound where `dest` reaches, from the kernel's tables (an IPv4 destination in
-/// the IPv6 table too, where a dual-stack socket may hold it).
+/// The sockets bound where `dest` reaches, from the kernel's socket diagnostics (an IPv4
+/// destination in the IPv6 family too, where a dual-stack socket may hold it); from
+/// `/proc/net` where the diagnostics are missing.
 fn bound(proto: Proto, dest: SocketAddr) -> Vec<u64> {
-    let name = match proto {
-        Proto::Tcp => "tcp",
-        Proto::Udp => "udp",
+    let (protocol, states, name) = match proto {
+        Proto::Tcp => (libc::IPPROTO_TCP as u8, 1u32 << 10, "tcp"),
+        Proto::Udp => (libc::IPPROTO_UDP as u8, u32::MAX, "udp"),
     };
-    let read = |suffix: &str| {
-        std::fs::read_to_string(format!("/proc/net/{name}{suffix}")).unwrap_or_default()
+    let families: &[(u8, &str)] = if net::canonical(dest.ip()).is_ipv4() {
+        &[(libc::AF_INET as u8, ""), (libc::AF_INET6 as u8, "6")]
+    } else {
+        &[(libc::AF_INET6 as u8, "6")]
     };
     let mut found = Vec::new();
-    if net::canonical(dest.ip()).is_ipv4() {
-        found.extend(net::bound_at(&read(""), proto, dest));
+    for (family, suffix) in families {
+        let sockets = netsys::diag_dump(*family, protocol, states)
+            .ok()
+            .and_then(|answer| net::diag_sockets(&answer).ok())
+            .map(|(sockets, _)| sockets)
+            .unwrap_or_else(|| {
+                let table = std::fs::read_to_string(format!("/proc/net/{name}{suffix}"));
+                net::table_sockets(&table.unwrap_or_default(), proto)
+            });
+        found.extend(net::reaching(&sockets, dest));
     }
-    found.extend(net::bound_at(&read("6"), proto, dest));
     found
 }
 
