@@ -64,7 +64,7 @@ pub use sys::{install_with_listener, take_listener};
 #[cfg(target_os = "linux")]
 mod serve {
     use std::io;
-    use std::os::fd::{AsFd, OwnedFd};
+    use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
     use std::thread::JoinHandle;
 
     use std::sync::atomic::{AtomicU64, Ordering};
@@ -158,33 +158,24 @@ mod serve {
                     Ok(0)
                 }
                 Outcome::Later(open, cloexec) => {
-                    let id = n.id;
-                    let answer = listener.try_clone().map(|l| {
-                        std::thread::spawn(move || {
-                            let r = open()
-                                .and_then(|fd| sys::send_fd(l.as_fd(), id, fd.as_fd(), cloexec));
-                            if let Err(e) = r {
-                                let errno = e.raw_os_error().unwrap_or(libc::EIO);
-                                let _ = sys::respond(l.as_fd(), id, Err(errno));
-                            }
-                        })
-                    });
-                    match answer {
-                        Ok(_) => continue,
-                        Err(e) => Err(e.raw_os_error().unwrap_or(libc::EIO)),
+                    match on_its_own_thread(listener.as_fd(), n.id, move |l, id| {
+                        let r = open().and_then(|fd| sys::send_fd(l, id, fd.as_fd(), cloexec));
+                        if let Err(e) = r {
+                            let errno = e.raw_os_error().unwrap_or(libc::EIO);
+                            let _ = sys::respond(l, id, Err(errno));
+                        }
+                    }) {
+                        Ok(()) => continue,
+                        Err(errno) => Err(errno),
                     }
                 }
                 Outcome::LaterValue(call) => {
-                    let id = n.id;
-                    let answer = listener.try_clone().map(|l| {
-                        std::thread::spawn(move || {
-                            let r = call().map_err(|e| e.raw_os_error().unwrap_or(libc::EIO));
-                            let _ = sys::respond(l.as_fd(), id, r);
-                        })
-                    });
-                    match answer {
-                        Ok(_) => continue,
-                        Err(e) => Err(e.raw_os_error().unwrap_or(libc::EIO)),
+                    match on_its_own_thread(listener.as_fd(), n.id, move |l, id| {
+                        let r = call().map_err(|e| e.raw_os_error().unwrap_or(libc::EIO));
+                        let _ = sys::respond(l, id, r);
+                    }) {
+                        Ok(()) => continue,
+                        Err(errno) => Err(errno),
                     }
                 }
                 Outcome::Fd(fd, cloexec) => {
@@ -197,6 +188,22 @@ mod serve {
             // The caller may have died meanwhile (ENOENT): nothing to answer.
             let _ = sys::respond(listener.as_fd(), n.id, answer);
         }
+    }
+
+    /// Answers notification `id` from a thread of its own (a call that may wait), with a copy
+    /// of the listener; `Err(errno)` when no thread could be started.
+    fn on_its_own_thread(
+        listener: BorrowedFd<'_>,
+        id: u64,
+        answer: impl FnOnce(BorrowedFd<'_>, u64) + Send + 'static,
+    ) -> Result<(), i32> {
+        let copy = listener
+            .try_clone_to_owned()
+            .map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))?;
+        std::thread::Builder::new()
+            .spawn(move || answer(copy.as_fd(), id))
+            .map(drop)
+            .map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))
     }
 
     /// [`serve`] on a thread of its own, named `cordon-supervisor`.

@@ -109,7 +109,7 @@ fn int_option(fd: BorrowedFd<'_>, name: i32) -> io::Result<i32> {
 
 /// [`SocketInfo`] of `fd`; `ENOTSOCK` for anything but a socket.
 pub(crate) fn socket_info(fd: BorrowedFd<'_>) -> io::Result<SocketInfo> {
-    let (mode, _, inode) = stat(fd)?;
+    let (mode, _, inode) = crate::sys::stat(fd)?;
     if mode & libc::S_IFMT != libc::S_IFSOCK {
         return Err(errno(libc::ENOTSOCK));
     }
@@ -121,23 +121,6 @@ pub(crate) fn socket_info(fd: BorrowedFd<'_>) -> io::Result<SocketInfo> {
         kind: int_option(fd, libc::SO_TYPE)?,
         nonblocking: flags & libc::c_long::from(libc::O_NONBLOCK) != 0,
     })
-}
-
-/// `(mode, device, inode)` of `fd` (any descriptor, `O_PATH` included), not following it.
-pub(crate) fn stat(fd: BorrowedFd<'_>) -> io::Result<(u32, u64, u64)> {
-    // SAFETY: stat is plain data.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    // SAFETY: fstatat with AT_EMPTY_PATH on a live descriptor writes one stat.
-    let rc = unsafe {
-        libc::fstatat(
-            fd.as_raw_fd(),
-            c"".as_ptr(),
-            &raw mut st,
-            libc::AT_EMPTY_PATH | libc::AT_SYMLINK_NOFOLLOW,
-        )
-    };
-    cvt(rc.into())?;
-    Ok((st.st_mode, st.st_dev, st.st_ino))
 }
 
 fn socklen(addr: &[u8]) -> io::Result<libc::socklen_t> {

@@ -174,7 +174,7 @@ fn destination(
             )
             .map_err(|e| Outcome::Errno(errno_of(&e)))?;
             let (mode, dev, ino) =
-                netsys::stat(file.as_fd()).map_err(|e| Outcome::Errno(errno_of(&e)))?;
+                sys::stat(file.as_fd()).map_err(|e| Outcome::Errno(errno_of(&e)))?;
             let mine = mode & libc::S_IFMT == libc::S_IFSOCK
                 && n.owned
                     .lock()
@@ -277,7 +277,7 @@ pub(crate) fn bind(rules: &Rules, c: &Caller<'_>, n: &Net<'_>, a: [u64; 3]) -> O
                 libc::O_PATH | libc::O_NOFOLLOW,
                 0,
             )
-            .and_then(|f| netsys::stat(f.as_fd()));
+            .and_then(|f| sys::stat(f.as_fd()));
             match made {
                 Ok((mode, dev, ino)) if mode & libc::S_IFMT == libc::S_IFSOCK => {
                     n.owned

@@ -408,6 +408,11 @@ pub(crate) fn removexattr(path: &[u8], name: &[u8], nofollow: bool) -> io::Resul
 /// Whether `fd` (an `O_PATH` descriptor of this process) is a symbolic link, a directory, a
 /// fifo, and its mode's type bits.
 pub(crate) fn file_type(fd: BorrowedFd<'_>) -> io::Result<u32> {
+    stat(fd).map(|(mode, _, _)| mode & libc::S_IFMT)
+}
+
+/// `(mode, device, inode)` of `fd` (any descriptor, `O_PATH` included), not following it.
+pub(crate) fn stat(fd: BorrowedFd<'_>) -> io::Result<(u32, u64, u64)> {
     // SAFETY: stat is plain data.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
     // SAFETY: fstatat with AT_EMPTY_PATH on a live descriptor writes one stat.
@@ -420,7 +425,7 @@ pub(crate) fn file_type(fd: BorrowedFd<'_>) -> io::Result<u32> {
         )
     };
     cvt(rc.into())?;
-    Ok(st.st_mode & libc::S_IFMT)
+    Ok((st.st_mode, st.st_dev, st.st_ino))
 }
 
 /// Waits until the listener has a notification (`true`) or no process uses the filter any
