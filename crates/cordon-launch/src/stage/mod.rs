@@ -537,6 +537,19 @@ mod tests {
     }
 
     #[test]
+    fn the_sentinel_check_fails_when_the_hosts_listener_is_reached() {
+        // Unjailed, the launcher's listener is reachable: the check must say so.
+        let listener = std::net::TcpListener::bind(("127.0.0.1", 0)).expect("listen");
+        let port = listener.local_addr().expect("port").port().to_string();
+        let reached = host_listener_unreached(&port).expect_err("reached, yet passed");
+        assert!(reached.contains("could be reached"), "{reached}");
+        drop(listener);
+        // Nothing listening there (what a jail's refusal looks like from inside): it passes.
+        assert_eq!(host_listener_unreached(&port), Ok(()));
+        assert!(host_listener_unreached("x").is_err());
+    }
+
+    #[test]
     fn only_a_closed_networks_operand_becomes_the_sentinel_check() {
         let check = |deny_network| SelfCheck {
             status_fd: 5,
