@@ -233,6 +233,27 @@ impl Ruleset {
     }
 
     /// Applies the ruleset to the calling thread and everything it later starts or executes:
+    /// A ruleset that handles no access and only scopes signals: applied inside a domain, it
+    /// makes a nested one whose processes can no longer signal (or trace) the processes of the
+    /// outer domain, while those can still signal them. `abi` must support scopes (ABI 6).
+    pub fn signals_only(abi: Abi) -> Result<Ruleset, LandlockError> {
+        if !abi.supports_scopes() {
+            return Err(LandlockError::CreateRuleset {
+                fs: Access::NONE,
+                source: io::Error::from_raw_os_error(libc::EOPNOTSUPP),
+            });
+        }
+        let attr = RulesetAttr {
+            scoped: sys::SCOPE_SIGNAL,
+            ..RulesetAttr::default()
+        };
+        let fd = sys::create_ruleset(&attr).map_err(|source| LandlockError::CreateRuleset {
+            fs: Access::NONE,
+            source,
+        })?;
+        Ok(Ruleset { fd })
+    }
+
     /// `prctl(PR_SET_NO_NEW_PRIVS, 1)`, then `landlock_restrict_self`.
     ///
     /// Async-signal-safe: it makes those two system calls and reads `errno`, nothing else — no

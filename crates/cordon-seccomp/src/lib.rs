@@ -41,6 +41,7 @@
 //!     deny_sockets: true,
 //!     own_network_namespace: false,
 //!     keep_process_group: false,
+//!     sessions_reaped: false,
 //!     supervised: false,
 //! };
 //!
@@ -72,7 +73,7 @@ pub use rules::{Action, Cmp, CmpOp, Condition, Rule, rule_table};
 
 /// The version of the filter's meaning. Bump it whenever a rule is added, removed or changed, so
 /// that policy hashes and `cordon doctor` tell old filters from new ones.
-pub const FILTER_VERSION: u32 = 7;
+pub const FILTER_VERSION: u32 = 8;
 
 /// What to build a filter for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -94,6 +95,12 @@ pub struct FilterSpec {
     /// kills when the run ends, and System V IPC and POSIX message queues, which an IPC
     /// namespace would have kept apart from the host's.
     pub keep_process_group: bool,
+    /// With [`FilterSpec::keep_process_group`]: a process of the jail that the command cannot
+    /// signal (the Landlock backend's stage, whose Landlock domain scopes the command's signals
+    /// away from it) ends every process of the jail when the run ends, whatever its process
+    /// group or session. `setsid(2)` and `setpgid(2)` are then allowed; the rest of what
+    /// `keep_process_group` refuses stays refused.
+    pub sessions_reaped: bool,
     /// A supervisor listens on the filter (the Landlock backend, `cordon-supervisor`): the
     /// calls that change a name or metadata go to it ([`Action::Notify`]). The filter must then
     /// be installed with `SECCOMP_FILTER_FLAG_NEW_LISTENER` and the listener handed to it.
@@ -112,6 +119,7 @@ impl FilterSpec {
             deny_sockets,
             own_network_namespace: false,
             keep_process_group: false,
+            sessions_reaped: false,
             supervised: false,
         })
     }
@@ -129,6 +137,15 @@ impl FilterSpec {
     pub fn with_supervisor(self) -> FilterSpec {
         FilterSpec {
             supervised: true,
+            ..self
+        }
+    }
+
+    /// The same spec with the jail's processes ended by one of its own whatever their group
+    /// (see [`FilterSpec::sessions_reaped`]).
+    pub fn with_sessions_reaped(self) -> FilterSpec {
+        FilterSpec {
+            sessions_reaped: true,
             ..self
         }
     }

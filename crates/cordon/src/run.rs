@@ -151,10 +151,12 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<u8, CliError> {
             eprintln!("cordon: refused: {reason}");
         }
         if result.status == RunStatus::Timeout {
-            eprintln!(
-                "cordon: timed out after {:?} s; the whole process tree was killed",
-                plan.limits.timeout_secs
-            );
+            match plan.limits.timeout_secs {
+                Some(secs) => {
+                    eprintln!("cordon: timed out after {secs} s; the whole process tree was killed")
+                }
+                None => eprintln!("cordon: timed out; the whole process tree was killed"),
+            }
         }
         for (name, s) in [("stdout", &result.stdout), ("stderr", &result.stderr)] {
             if s.truncated {

@@ -45,13 +45,13 @@ pub fn cases() -> Vec<Case> {
         Case::attack(
             "proc/timeout-kills-tree",
             c,
-            "--timeout 1 with a foreground and background sleeper: 124, and nothing writes later",
+            "--timeout 1 with a foreground, a background and a setsid sleeper: 124, and nothing writes later",
             timeout,
         ),
         Case::attack(
             "proc/launcher-killed",
             c,
-            "SIGKILL the cordon process mid-run: the jail dies with it, nothing writes later",
+            "SIGKILL the cordon process mid-run (a setsid child running): the jail dies with it, nothing writes later",
             launcher_killed,
         ),
         Case::attack(
@@ -228,6 +228,11 @@ fn background(ctx: &Ctx<'_>) -> Outcome {
     )
 }
 
+/// A child in a session of its own (out of the run's process group) that writes
+/// `scratch/late-setsid` 2 s later; a shell fragment ending in `&`.
+const LATE_SETSID: &str =
+    "setsid sh -c 'sleep 2; echo late > scratch/late-setsid' </dev/null >/dev/null 2>&1 &";
+
 fn timeout(ctx: &Ctx<'_>) -> Outcome {
     if let Err(e) = ctx.scratch() {
         return Outcome::new(Verdict::Inconclusive, format!("harness: {e}"));
@@ -236,11 +241,13 @@ fn timeout(ctx: &Ctx<'_>) -> Outcome {
     let out = ctx
         .cordon()
         .args(["--timeout", "1"])
-        .sh("(sleep 2.5; echo late > scratch/late-bg) & sleep 2.5; echo late > scratch/late-fg")
+        .sh(&format!(
+            "(sleep 2.5; echo late > scratch/late-bg) & {LATE_SETSID} sleep 2.5; echo late > scratch/late-fg"
+        ))
         .run();
     let remaining = Duration::from_millis(3500).saturating_sub(start.elapsed());
     std::thread::sleep(remaining);
-    let late = late_files(ctx, &["late-bg", "late-fg"]);
+    let late = late_files(ctx, &["late-bg", "late-setsid", "late-fg"]);
     ctx.judge(
         &out,
         !late.is_empty() || out.code != Some(124),
@@ -255,9 +262,9 @@ fn launcher_killed(ctx: &Ctx<'_>) -> Outcome {
     if let Err(e) = ctx.scratch() {
         return Outcome::new(Verdict::Inconclusive, format!("harness: {e}"));
     }
-    let run = ctx
-        .cordon()
-        .sh("(sleep 2; echo late > scratch/late-bg) & sleep 2; echo late > scratch/late-fg");
+    let run = ctx.cordon().sh(&format!(
+        "(sleep 2; echo late > scratch/late-bg) & {LATE_SETSID} sleep 2; echo late > scratch/late-fg"
+    ));
     let mut child = match run.spawn() {
         Ok(c) => c,
         Err(e) => return Outcome::new(Verdict::Inconclusive, format!("harness: {e}")),
@@ -267,10 +274,11 @@ fn launcher_killed(ctx: &Ctx<'_>) -> Outcome {
     let _ = child.wait();
     // The payload writes 2 s after it started: waited for up to 5 s (a loaded CI machine once
     // took longer than the 3 s this waited before, and the no-jail column then saw nothing).
+    let names = ["late-bg", "late-setsid", "late-fg"];
     wait_for(Duration::from_secs(5), || {
-        !late_files(ctx, &["late-bg", "late-fg"]).is_empty()
+        !late_files(ctx, &names).is_empty()
     });
-    let late = late_files(ctx, &["late-bg", "late-fg"]);
+    let late = late_files(ctx, &names);
     let out = super::harness::RunOut::default();
     if !started {
         return ctx.judge(&out, false, "the payload never started");

@@ -231,6 +231,12 @@ impl Backend for LandlockBackend {
         if supervised {
             spec = spec.with_supervisor();
         }
+        // Where the jail's signals are scoped the stage stays as its init and ends every
+        // process of it whatever its group (stage/init.rs): sessions are let through.
+        let init = report.signals_scoped;
+        if init {
+            spec = spec.with_sessions_reaped();
+        }
         let filter = cordon_seccomp::compile(&spec)?;
 
         let mut vars = env.clone();
@@ -260,6 +266,11 @@ impl Backend for LandlockBackend {
                 crate::stage::with_sentinel(stage_argv, port)
             }
             None => stage_argv.to_vec(),
+        };
+        let stage_argv = if init {
+            crate::stage::as_init(&stage_argv)
+        } else {
+            stage_argv
         };
         let mut command = Command::new(&self.config.stage_binary);
         command

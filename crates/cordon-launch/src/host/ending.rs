@@ -25,6 +25,10 @@ use std::time::{Duration, Instant};
 #[derive(Debug)]
 pub(crate) struct Leader {
     pgid: i32,
+    /// The first process: told to end (`SIGTERM`) with every kill while it is not reaped. The
+    /// Landlock backend's stage, an init out of the group, then ends every process of the jail
+    /// (stage/init.rs); any other first process is in the group and already killed.
+    first: i32,
     /// Whether the group is one the session reaper made (held until released).
     pinned: bool,
     state: Mutex<State>,
@@ -41,9 +45,10 @@ struct State {
 impl Leader {
     /// The leader of a jail spawned into `pgid` (a group the reaper made when `pinned`, else
     /// the first process's own).
-    pub(crate) fn new(pgid: i32, pinned: bool) -> Leader {
+    pub(crate) fn new(pgid: i32, first: i32, pinned: bool) -> Leader {
         Leader {
             pgid,
+            first,
             pinned,
             state: Mutex::new(State::default()),
         }
@@ -54,9 +59,15 @@ impl Leader {
         !state.reaped || (self.pinned && !state.released)
     }
 
-    fn kill(&self) {
+    fn kill(&self, state: &State) {
         if let Some(group) = rustix::process::Pid::from_raw(self.pgid) {
             let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
+        }
+        // Not reaped, the first process's pid is still its own.
+        if !state.reaped
+            && let Some(first) = rustix::process::Pid::from_raw(self.first)
+        {
+            let _ = rustix::process::kill_process(first, rustix::process::Signal::TERM);
         }
     }
 
@@ -65,7 +76,7 @@ impl Leader {
         if let Ok(state) = self.state.lock()
             && self.ours(&state)
         {
-            self.kill();
+            self.kill(&state);
         }
     }
 
@@ -75,7 +86,7 @@ impl Leader {
     pub(crate) fn exited(&self, kill: bool) {
         if let Ok(mut state) = self.state.lock() {
             if kill && self.ours(&state) {
-                self.kill();
+                self.kill(&state);
             }
             state.reaped = true;
         }

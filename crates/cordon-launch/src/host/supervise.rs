@@ -140,6 +140,18 @@ fn start_supervisor(t: Taking) -> std::io::Result<JoinHandle<SupervisorSummary>>
         .join()
         .map_err(|_| std::io::Error::other("the listener's handover panicked"))??;
     let (rules, sentinel) = (t.rules, t.sentinel);
+    // The stage's own failed connect to the sentinel is its self-check, not the command's.
+    let sentinel_port = sentinel
+        .as_ref()
+        .and_then(|l| l.local_addr().ok())
+        .map(|a| a.port());
+    let is_self_check = move |x: &cordon_supervisor::Refusal| {
+        x.rule == "network"
+            && x.path
+                .to_str()
+                .and_then(|p| p.parse::<std::net::SocketAddr>().ok())
+                .is_some_and(|a| a.ip().is_loopback() && Some(a.port()) == sentinel_port)
+    };
     std::thread::Builder::new()
         .name("cordon-supervisor".into())
         .spawn(move || {
@@ -148,10 +160,13 @@ fn start_supervisor(t: Taking) -> std::io::Result<JoinHandle<SupervisorSummary>>
             match served {
                 Ok(r) => SupervisorSummary {
                     handled: r.handled,
-                    refused: r.refused,
+                    refused: r.refused.saturating_sub(
+                        r.refusals.iter().filter(|x| is_self_check(x)).count() as u64,
+                    ),
                     refusals: r
                         .refusals
                         .into_iter()
+                        .filter(|x| !is_self_check(x))
                         .map(|x| Refused {
                             path: x.path,
                             rule: x.rule,
@@ -341,6 +356,7 @@ pub(crate) fn spawn(mut command: Command, sup: Supervision) -> std::io::Result<R
     let pid = i32::try_from(child.id()).unwrap_or(i32::MAX);
     let leader = std::sync::Arc::new(crate::host::ending::Leader::new(
         group.map_or(pid, |(_, pgid)| pgid),
+        pid,
         group.is_some(),
     ));
     crate::host::ending::listed(&leader);

@@ -14,8 +14,11 @@ pub fn run_if_stage(args: &[OsString]) {
         return;
     }
     let code = match args.get(1).and_then(|m| m.to_str()) {
-        Some("check") => crate::stage::check_then_exec(&args[2..], false),
-        Some("await") => crate::stage::check_then_exec(&args[2..], true),
+        Some("check") => crate::stage::check_then_exec(&args[2..], false, false),
+        Some("await") => crate::stage::check_then_exec(&args[2..], true, false),
+        // The same, the stage staying as the jail's init (init.rs).
+        Some("check-init") => crate::stage::check_then_exec(&args[2..], false, true),
+        Some("await-init") => crate::stage::check_then_exec(&args[2..], true, true),
         Some("probe") => crate::stage::probe(&args[2..]),
         // Not in a jail: whether an overlay can be mounted in a user namespace here.
         Some(crate::stage::layer::PROBE_MODE) => crate::stage::layer::probe_main(&args[2..]),

@@ -11,6 +11,8 @@
 //! write outside it; the launcher judges both on the host.
 
 pub(crate) mod entry;
+#[cfg(linux_backends)]
+pub(crate) mod init;
 pub(crate) mod layer;
 
 pub use layer::LayerOperand;
@@ -294,8 +296,9 @@ fn hand_over_proxy_listener(channel: &str) -> Result<(), String> {
 }
 
 /// The checks, the second wall, the report; then the payload: from the arguments after `--`,
-/// or (`awaiting`) read from the command descriptor, the last argument.
-pub(crate) fn check_then_exec(args: &[OsString], awaiting: bool) -> i32 {
+/// or (`awaiting`) read from the command descriptor, the last argument. With `init` the stage
+/// stays as the jail's init and forks the payload (init.rs).
+pub(crate) fn check_then_exec(args: &[OsString], awaiting: bool, init: bool) -> i32 {
     let status = status_fd(args.first());
     let (
         Some(deny),
@@ -383,6 +386,10 @@ pub(crate) fn check_then_exec(args: &[OsString], awaiting: bool) -> i32 {
             Err(reason) => return fail(status, &reason),
         }
     };
+    let init = match init.then(init_prepare).transpose() {
+        Ok(init) => init,
+        Err(reason) => return fail(status, &reason),
+    };
     report(status, &format!("ok\n{wall}"));
     let argv: Vec<OsString> = if awaiting {
         match read_command(sep) {
@@ -393,6 +400,12 @@ pub(crate) fn check_then_exec(args: &[OsString], awaiting: bool) -> i32 {
     } else {
         args[8..].to_vec()
     };
+    #[cfg(linux_backends)]
+    if let Some(init) = init {
+        return init.run(&argv);
+    }
+    #[cfg(not(linux_backends))]
+    let _ = init;
     let (program, rest) = match argv.split_first() {
         Some(split) => split,
         None => return 0,
@@ -407,6 +420,30 @@ pub(crate) fn check_then_exec(args: &[OsString], awaiting: bool) -> i32 {
     } else {
         126
     }
+}
+
+#[cfg(linux_backends)]
+fn init_prepare() -> Result<init::Init, String> {
+    init::prepare()
+}
+
+#[cfg(not(linux_backends))]
+fn init_prepare() -> Result<std::convert::Infallible, String> {
+    Err("the stage is an init only on Linux".into())
+}
+
+/// The same stage arguments, the stage staying as the jail's init (init.rs).
+pub(crate) fn as_init(stage_argv: &[OsString]) -> Vec<OsString> {
+    let mut out = stage_argv.to_vec();
+    if let Some(mode) = out.get_mut(1) {
+        let init = match mode.to_str() {
+            Some("check") => "check-init",
+            Some("await") => "await-init",
+            _ => return out,
+        };
+        *mode = init.into();
+    }
+    out
 }
 
 /// Reads the command from descriptor `fd` (its text in `arg`); `None` when there is none.

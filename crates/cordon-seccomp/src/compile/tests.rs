@@ -11,6 +11,7 @@ fn spec(arch: Arch, deny_sockets: bool) -> FilterSpec {
         deny_sockets,
         own_network_namespace: false,
         keep_process_group: false,
+        sessions_reaped: false,
         supervised: false,
     }
 }
@@ -59,7 +60,7 @@ fn every_spec_compiles_to_whole_instructions() {
 
 #[test]
 fn version_is_recorded() {
-    assert_eq!(FILTER_VERSION, 7);
+    assert_eq!(FILTER_VERSION, 8);
     assert_eq!(
         compile(&spec(Arch::Aarch64, true)).unwrap().version(),
         FILTER_VERSION

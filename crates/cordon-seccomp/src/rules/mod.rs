@@ -18,7 +18,7 @@ mod supervised;
 mod tests;
 
 use always::ALWAYS_DENIED;
-use no_namespace::NO_NAMESPACE_DENIALS;
+use no_namespace::{NO_NAMESPACE_DENIALS, SESSION_DENIALS};
 use sockets::{LOOPBACK_SOCKET_DENIALS, SOCKET_DENIAL, SUPERVISED_SOCKET_DENIALS};
 use supervised::{SUPERVISED, SUPERVISED_NET};
 
@@ -278,6 +278,11 @@ pub fn rule_table(spec: &FilterSpec) -> Vec<Rule> {
     } else {
         &[]
     };
+    let sessions: &[Denial] = if spec.keep_process_group && !spec.sessions_reaped {
+        &SESSION_DENIALS
+    } else {
+        &[]
+    };
     let supervised: &[Denial] = if spec.supervised { &SUPERVISED } else { &[] };
     // A supervisor judges addresses where no network namespace holds the jail.
     let supervised_net: &[Denial] =
@@ -289,6 +294,7 @@ pub fn rule_table(spec: &FilterSpec) -> Vec<Rule> {
     for denial in ALWAYS_DENIED
         .iter()
         .chain(socket)
+        .chain(sessions)
         .chain(group)
         .chain(supervised)
         .chain(supervised_net)

@@ -19,9 +19,10 @@ const OTHER_PROCESSES: &str = "no PID namespace holds the jail: host processes o
      thread naming itself by its own id is refused too (EPERM, which callers such as \
      pthread_setaffinity_np report and go on)";
 
-/// Without bubblewrap's namespaces (the Landlock backend): what the PID and IPC namespaces would
-/// have held.
-pub(super) const NO_NAMESPACE_DENIALS: [Denial; 28] = [
+/// Without bubblewrap's namespaces, unless a process of the jail the command cannot signal ends
+/// every process of it (`FilterSpec::sessions_reaped`): a new session or group would outlive
+/// the run.
+pub(super) const SESSION_DENIALS: [Denial; 2] = [
     eperm(
         "setsid",
         "no PID namespace holds the jail: a new session would leave the process group that the \
@@ -31,6 +32,11 @@ pub(super) const NO_NAMESPACE_DENIALS: [Denial; 28] = [
         "setpgid",
         "no PID namespace holds the jail: another process group would outlive the run",
     ),
+];
+
+/// Without bubblewrap's namespaces (the Landlock backend): what the PID and IPC namespaces would
+/// have held.
+pub(super) const NO_NAMESPACE_DENIALS: [Denial; 26] = [
     eperm("shmget", SYSV_IPC),
     eperm("shmat", SYSV_IPC),
     eperm("shmctl", SYSV_IPC),

@@ -7,6 +7,7 @@ fn spec(arch: Arch, deny_sockets: bool) -> FilterSpec {
         deny_sockets,
         own_network_namespace: false,
         keep_process_group: false,
+        sessions_reaped: false,
         supervised: false,
     }
 }
@@ -35,6 +36,13 @@ fn process_group_rules_follow_the_spec() {
     ] {
         assert!(has(alone, name), "{name}");
         assert!(!has(plain, name), "{name}");
+        // With a reaper the command cannot signal, only the sessions are let through.
+        let reaped = alone.with_sessions_reaped();
+        assert_eq!(
+            has(reaped, name),
+            !matches!(name, "setsid" | "setpgid"),
+            "{name}"
+        );
     }
 }
 

@@ -114,3 +114,48 @@ except OSError as e:
         "{v}"
     );
 }
+
+#[test]
+fn under_the_landlock_backend_sessions_work_and_end_with_the_run_while_the_stage_stays_out_of_reach()
+ {
+    let j = Jail::new();
+    // The command's parent is the stage (the jail's init): a signal to it must be refused
+    // (EPERM from Landlock's scope), and a child in a session of its own must still end with
+    // the run, before it writes.
+    let out = j.run(&[
+        "run",
+        "--json",
+        "--backend",
+        "landlock",
+        "--",
+        "/bin/sh",
+        "-c",
+        "setsid sh -c 'echo sid=$(($(ps -o sid= -p $$))) pgid=$(($(ps -o pgid= -p $$))) me=$$; \
+         sleep 1.5; echo late > late.txt' & sleep 0.3; \
+         python3 -c 'import os, sys\ntry:\n os.kill(int(sys.argv[1]), 0); print(\"STAGE-REACHED\")\nexcept PermissionError:\n print(\"STAGE-REFUSED\")' $PPID",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["backend"], "landlock", "{v}");
+    assert_eq!(v["exit_code"], 0, "{v}");
+    let stdout = v["stdout"]["text"].as_str().unwrap();
+    assert!(stdout.contains("STAGE-REFUSED"), "{v}");
+    // Nothing the command did was refused: not even the stage's own network self-check (its
+    // failed connect to the launcher's sentinel) is reported as the command's.
+    assert_eq!(v["violations"], serde_json::json!([]), "{v}");
+    // The child really left the group: a session and a group of its own.
+    let line = stdout.lines().find(|l| l.starts_with("sid=")).unwrap();
+    let field = |name: &str| {
+        line.split_whitespace()
+            .find_map(|f| f.strip_prefix(name))
+            .unwrap()
+            .trim()
+            .to_owned()
+    };
+    assert_eq!(field("sid="), field("me="), "{line}");
+    assert_eq!(field("pgid="), field("me="), "{line}");
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    assert!(
+        !j.work.join("late.txt").exists(),
+        "the setsid child outlived the run"
+    );
+}

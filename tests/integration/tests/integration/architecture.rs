@@ -65,6 +65,7 @@ const TOUCHES_THE_ENVIRONMENT: &[&str] = &["env::var", "set_var", "remove_var"];
 const UNSAFE_LIBRARY_FILES: &[&str] = &[
     "crates/cordon-landlock/src/sys.rs",
     "crates/cordon-launch/src/host/sys.rs",
+    "crates/cordon-launch/src/stage/init.rs",
     "crates/cordon-supervisor/src/netsys.rs",
     "crates/cordon-supervisor/src/sys.rs",
 ];
