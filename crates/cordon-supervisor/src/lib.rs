@@ -52,6 +52,8 @@ mod resolve;
 mod sockets;
 #[cfg(target_os = "linux")]
 mod sys;
+#[cfg(target_os = "linux")]
+mod terminals;
 
 #[cfg(target_os = "linux")]
 pub use judge::{Change, Network, Refusal, Rules};
@@ -135,7 +137,7 @@ mod serve {
                 owned: &owned,
                 prefix: &prefix,
             });
-            let outcome = ops::handle(rules, net.as_ref(), &n);
+            let outcome = ops::handle(rules, listener.as_fd(), net.as_ref(), &n);
             report.handled += 1;
             let answer = match outcome {
                 Outcome::Value(v) => Ok(v),

@@ -1,4 +1,5 @@
-//! The system calls on sockets: with `sys.rs`, the only module of this crate with `unsafe`.
+//! The system calls on the caller's descriptors — sockets, and the masters of its terminals:
+//! with `sys.rs`, the only module of this crate with `unsafe`.
 //!
 //! The supervisor acts on the caller's own socket, taken with `pidfd_getfd(2)` (the same open
 //! file description: what it binds, connects or sends is the caller's), with addresses it built
@@ -272,4 +273,22 @@ pub(crate) fn diag_dump(family: u8, protocol: u8, states: u32) -> io::Result<Vec
             Err(e) => return Err(errno(e)),
         }
     }
+}
+
+/// The number of the pseudo-terminal whose master `fd` is (`TIOCGPTN`).
+pub(crate) fn pty_number(fd: BorrowedFd<'_>) -> io::Result<u32> {
+    let mut n: libc::c_uint = 0;
+    // SAFETY: the ioctl writes one unsigned int.
+    let rc = unsafe { libc::ioctl(fd.as_raw_fd(), libc::TIOCGPTN, &raw mut n) };
+    cvt(rc.into())?;
+    Ok(n)
+}
+
+/// The device number (`st_rdev`) of the character device `fd` opens; `None` for anything else.
+pub(crate) fn char_device(fd: BorrowedFd<'_>) -> io::Result<Option<u64>> {
+    // SAFETY: stat is plain data.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: fstat on a live descriptor writes one stat.
+    cvt(unsafe { libc::fstat(fd.as_raw_fd(), &raw mut st) }.into())?;
+    Ok((st.st_mode & libc::S_IFMT == libc::S_IFCHR).then_some(st.st_rdev))
 }

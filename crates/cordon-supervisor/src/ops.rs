@@ -6,9 +6,11 @@ use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 
 use crate::judge::{Change, Refusal, Rules};
+use crate::netsys;
 use crate::resolve::{Caller, Place};
 use crate::sockets::{self, Net};
 use crate::sys::{self, Notification};
+use crate::terminals;
 
 /// What a handler ends with.
 pub(crate) enum Outcome {
@@ -91,11 +93,19 @@ fn in_dir(place: &Place) -> Vec<u8> {
     [&self_fd(place.dir.as_fd())[..], b"/", place.name.as_bytes()].concat()
 }
 
-/// Handles one notification; `net` is there when the rules have a network part.
-pub(crate) fn handle(rules: &Rules, net: Option<&Net<'_>>, n: &Notification) -> Outcome {
+/// Handles one notification from `listener`; `net` is there when the rules have a network
+/// part.
+pub(crate) fn handle(
+    rules: &Rules,
+    listener: BorrowedFd<'_>,
+    net: Option<&Net<'_>>,
+    n: &Notification,
+) -> Outcome {
     let c = Caller {
         pid: n.pid,
         shm: rules.shm.as_deref(),
+        listener,
+        id: n.id,
     };
     let a = n.args;
     let nr = n.nr;
@@ -309,6 +319,13 @@ fn open(rules: &Rules, c: &Caller<'_>, dirfd: u64, path: u64, flags: u64, mode: 
         let fd = tri!(sys::openat(None, &self_fd(f.as_fd()), reopen, 0));
         return Outcome::Fd(fd, cloexec);
     }
+    // A terminal's slave, for the caller that holds its master (terminals.rs).
+    if let Some(n) = terminals::slave_number(&place.path)
+        && flags & libc::O_CREAT == 0
+        && let Some(outcome) = open_own_terminal(c, &place, n, flags)
+    {
+        return outcome;
+    }
     let change = if flags & libc::O_CREAT != 0 {
         new_or_existing(&place)
     } else {
@@ -337,6 +354,28 @@ fn open(rules: &Rules, c: &Caller<'_>, dirfd: u64, path: u64, flags: u64, mode: 
         mode
     ));
     Outcome::Fd(fd, cloexec)
+}
+
+/// The slave of terminal `n` at `place`, opened when the caller holds its master; `None`
+/// (judged like any other path) when it does not.
+fn open_own_terminal(c: &Caller<'_>, place: &Place, n: u32, flags: i32) -> Option<Outcome> {
+    let pidfd = netsys::pidfd(c.pid).ok()?;
+    if !netsys::id_valid(c.listener, c.id) {
+        return Some(Outcome::Errno(libc::ENOENT));
+    }
+    // Held until the slave is open: terminal N stays this one.
+    let _master = terminals::callers_master(c.pid, pidfd.as_fd(), n)?;
+    let cloexec = flags & libc::O_CLOEXEC != 0;
+    let flags = (flags | libc::O_NOCTTY | libc::O_NOFOLLOW) & !libc::O_CLOEXEC;
+    let fd = match sys::openat(Some(place.dir.as_fd()), place.name.as_bytes(), flags, 0) {
+        Ok(fd) => fd,
+        Err(e) => return Some(Outcome::Errno(e.raw_os_error().unwrap_or(libc::EIO))),
+    };
+    Some(match terminals::is_slave(fd.as_fd(), n) {
+        Ok(true) => Outcome::Fd(fd, cloexec),
+        Ok(false) => Outcome::Errno(libc::EACCES),
+        Err(e) => Outcome::Errno(e.raw_os_error().unwrap_or(libc::EIO)),
+    })
 }
 
 /// Whether a FIFO is at the place (not followed).

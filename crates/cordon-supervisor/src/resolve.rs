@@ -34,6 +34,9 @@ pub(crate) struct Caller<'a> {
     pub(crate) pid: u32,
     /// The jail's own `/dev/shm`: an absolute path below `/dev/shm` is taken there.
     pub(crate) shm: Option<&'a std::path::Path>,
+    /// The listener and the notification: whether a pid taken is still the caller's.
+    pub(crate) listener: std::os::fd::BorrowedFd<'a>,
+    pub(crate) id: u64,
 }
 
 fn errno(e: i32) -> io::Error {

@@ -5,8 +5,10 @@
 //! loopback address the host has (and one made up in 127/8) and on this machine's own
 //! non-loopback addresses, IPv4 and IPv6, TCP and UDP, sees nothing. No address off this
 //! machine is used. Under the Landlock backend, with no namespace, the same cases hold through
-//! the supervisor, which lets the jail reach only sockets it bound itself. Beside it, the jail's own pseudo-terminals (bubblewrap's devpts): a control
-//! opens one with Python's `pty` and runs a command under `script`.
+//! the supervisor, which lets the jail reach only sockets it bound itself. Beside it, the jail's
+//! own pseudo-terminals (bubblewrap's devpts; under Landlock, the host's devpts through the
+//! supervisor): a control opens one with Python's `pty` and runs a command under `script`, and
+//! an attack tries a host session's terminal.
 
 use std::io::ErrorKind;
 use std::net::{IpAddr, TcpListener, UdpSocket};
@@ -38,11 +40,91 @@ pub fn cases() -> Vec<Case> {
             "Python's pty.openpty and `script` run a command on a pseudo-terminal of the jail's own",
             own_terminals,
         )
-        .not_in_mutants()
-        .landlock_limit(
-            "no devpts of the jail's own: the host's /dev/pts holds other sessions' terminals, so none is granted",
+        .not_in_mutants(),
+        Case::attack(
+            "proc/host-terminal",
+            Class::Processes,
+            "write into and read what is typed on a terminal of a host session (a pseudo-terminal a host process holds, owned by the user)",
+            host_terminal,
         ),
     ]
+}
+
+/// The host session's terminal of `host_terminal`: a pseudo-terminal whose master a host
+/// process holds (as a terminal emulator does), its slave owned by the column's user. It
+/// prints the slave's name, "types" a line holding the token into the master, and reports
+/// whatever reaches the master (what a program on the slave writes).
+const HOST_TERMINAL: &str = r#"
+import os, pty, select, sys, time
+uid, gid, token, limit = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], float(sys.argv[4])
+m, s = pty.openpty()
+name = os.ttyname(s)
+if os.geteuid() == 0:
+    os.chown(name, uid, gid)
+os.chmod(name, 0o620)
+print(name, flush=True)
+end = time.time() + limit
+while time.time() < end:
+    os.write(m, ("KEY-" + token + "\n").encode())
+    r, _, _ = select.select([m], [], [], 0.1)
+    if r:
+        data = os.read(m, 4096)
+        if ("SEEN-" + token).encode() in data:
+            print("GOT", flush=True)
+"#;
+
+fn host_terminal(ctx: &Ctx<'_>) -> Outcome {
+    use std::io::{BufRead, BufReader, Read};
+    let victim = Command::new("python3")
+        .args(["-c", HOST_TERMINAL])
+        .arg(ctx.ids.uid.to_string())
+        .arg(ctx.ids.gid.to_string())
+        .arg(&ctx.token)
+        .arg("15")
+        .stdout(std::process::Stdio::piped())
+        .spawn();
+    let mut victim = match victim {
+        Ok(v) => v,
+        Err(e) => return Outcome::new(Verdict::Inconclusive, format!("harness: python3: {e}")),
+    };
+    let Some(stdout) = victim.stdout.take() else {
+        let _ = victim.kill();
+        return Outcome::new(Verdict::Inconclusive, "harness: no victim output");
+    };
+    let mut lines = BufReader::new(stdout);
+    let mut name = String::new();
+    if lines.read_line(&mut name).is_err() || !name.trim().starts_with("/dev/pts/") {
+        let _ = victim.kill();
+        let _ = victim.wait();
+        return Outcome::new(
+            Verdict::Inconclusive,
+            format!("harness: the victim terminal did not start ({name:?})"),
+        );
+    }
+    let name = name.trim();
+    let token = &ctx.token;
+    // Write into it (read-write open, then a write-only one), and read what is typed there.
+    let out = ctx.sh_steps(&[
+        // In subshells: a failed redirection of `exec` would end the shell (and skip the rest).
+        &format!("(exec 3<>{name} && echo SEEN-{token} >&3 && echo rw-opened)"),
+        &format!("(echo SEEN-{token} > {name} && echo w-opened)"),
+        &format!("timeout 1 head -c 200 {name} | grep -a -o 'KEY-[a-z0-9]*' | head -1"),
+    ]);
+    std::thread::sleep(Duration::from_millis(300));
+    let _ = victim.kill();
+    let _ = victim.wait();
+    let mut rest = String::new();
+    let _ = lines.read_to_string(&mut rest);
+    let wrote = rest.contains("GOT");
+    let read = out.out.contains(&format!("KEY-{token}"));
+    ctx.judge(
+        &out,
+        wrote || read,
+        format!(
+            "host terminal {name}: written into: {wrote}; typed line read: {read}; {}",
+            cut(&out.out, 120)
+        ),
+    )
 }
 
 fn own_terminals(ctx: &Ctx<'_>) -> Outcome {

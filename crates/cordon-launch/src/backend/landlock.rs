@@ -37,6 +37,9 @@ use crate::host::sys;
 
 const NAME: &str = "landlock";
 
+/// The terminal multiplexer, which the supervisor opens for the jail (never Landlock).
+const PTMX: &str = "/dev/ptmx";
+
 /// What the Landlock backend needs.
 #[derive(Debug, Clone)]
 pub struct LandlockConfig {
@@ -129,9 +132,16 @@ fn supervisor_rules(
             SkipReason::ProtectedOutsideWritable => {}
         }
     }
+    // A new terminal of the jail's own in the host's devpts: the supervisor opens it, and
+    // the slave only for the caller holding its master (cordon-supervisor's terminals.rs).
+    let devices = devices
+        .iter()
+        .cloned()
+        .chain([PathBuf::from(PTMX)])
+        .collect();
     cordon_supervisor::Rules {
         writable,
-        devices: devices.to_vec(),
+        devices,
         protected,
         masked,
         shm: Some(shm.to_path_buf()),
