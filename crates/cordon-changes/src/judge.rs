@@ -108,27 +108,7 @@ fn plain_gitmodules(view: &View<'_>, change: &Change, rules: &Rules) -> bool {
     else {
         return false;
     };
-    cordon_gitconfig::entries(&text).is_ok_and(|entries| {
-        entries.iter().all(|e| {
-            let plain = if e.name == "path" {
-                plain_path(e.value.as_deref())
-            } else {
-                cordon_gitconfig::judge(e) == cordon_gitconfig::Verdict::Allowed
-            };
-            e.section == "submodule" && e.subsection.is_some() && plain
-        })
-    })
-}
-
-/// A submodule's `path`: relative, no `..`, no leading `-` (an option to a program git runs),
-/// no control character.
-fn plain_path(value: Option<&str>) -> bool {
-    value.is_some_and(|v| {
-        !v.is_empty()
-            && !v.starts_with(['-', '/'])
-            && !v.chars().any(char::is_control)
-            && !v.split('/').any(|c| c == "..")
-    })
+    cordon_gitconfig::plain_gitmodules(&text)
 }
 
 /// An auto-run name of the registry, at any depth: new is refused, changed or deleted held.

@@ -245,5 +245,34 @@ pub fn sanitize_keeping(
     Ok((parsed.render(), refused))
 }
 
+/// Whether a `.gitmodules` text holds only plain submodule registrations: every entry in a
+/// `[submodule "name"]` section, its `path` relative with no `..` component, no leading `-`
+/// and no control character, every other key one [`judge`] allows (`url` without a transport
+/// helper, `update` without a command, `branch`, …). That is what `git submodule add` writes,
+/// and host git runs nothing from it. A text that does not parse is not plain.
+pub fn plain_gitmodules(text: &str) -> bool {
+    entries(text).is_ok_and(|entries| {
+        entries.iter().all(|e| {
+            let plain = if e.name == "path" {
+                plain_submodule_path(e.value.as_deref())
+            } else {
+                judge(e) == Verdict::Allowed
+            };
+            e.section == "submodule" && e.subsection.is_some() && plain
+        })
+    })
+}
+
+/// A submodule's `path`: relative, no `..`, no leading `-` (an option to a program git runs),
+/// no control character.
+fn plain_submodule_path(value: Option<&str>) -> bool {
+    value.is_some_and(|v| {
+        !v.is_empty()
+            && !v.starts_with(['-', '/'])
+            && !v.chars().any(char::is_control)
+            && !v.split('/').any(|c| c == "..")
+    })
+}
+
 #[cfg(test)]
 mod tests;

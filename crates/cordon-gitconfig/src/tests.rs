@@ -257,3 +257,22 @@ mod properties {
         }
     }
 }
+
+#[test]
+fn plain_gitmodules_are_registrations_only() {
+    use crate::plain_gitmodules;
+    let plain = "[submodule \"lib\"]\n\tpath = vendor/lib\n\turl = ../lib.git\n\tbranch = main\n";
+    assert!(plain_gitmodules(plain));
+    assert!(plain_gitmodules(""));
+    for not in [
+        "[submodule \"lib\"]\n\tpath = vendor/lib\n\tupdate = !touch pwned\n",
+        "[submodule \"lib\"]\n\tpath = ../outside\n",
+        "[submodule \"lib\"]\n\tpath = -oops\n",
+        "[submodule \"lib\"]\n\tpath = /abs\n",
+        "[core]\n\tfsmonitor = x\n",
+        "[submodule]\n\tpath = lib\n",
+        "[submodule \"lib\"\n",
+    ] {
+        assert!(!plain_gitmodules(not), "{not:?}");
+    }
+}

@@ -193,7 +193,7 @@ const OPERATIONS: &[(&[&str], &str)] = &[
     ),
     (
         &["setsid", "setpgid"],
-        "refused system call: the Landlock backend refuses setsid and setpgid, so the whole command stays in the process group killed when it ends (bubblewrap allows them)",
+        "refused system call: on a kernel without Landlock's signal scope (ABI 6) the Landlock backend refuses setsid and setpgid, so the whole command stays in the process group killed when it ends (bubblewrap allows them, and so does this backend on a newer kernel)",
     ),
     (
         &["TIOCSTI", "TIOCLINUX"],

@@ -157,6 +157,22 @@ impl Rules {
     }
 }
 
+impl Rules {
+    /// Whether a rename over `path` is brokered as a `.gitmodules` (broker.rs): the name is
+    /// `.gitmodules`, and an ordinary new entry beside it would be allowed, so that its name
+    /// is the only reason the judge refuses it.
+    pub fn brokers_gitmodules(&self, path: &Path) -> bool {
+        path.file_name() == Some(std::ffi::OsStr::new(".gitmodules"))
+            && is_plain(path)
+            && self
+                .judge(
+                    Change::Create,
+                    &path.with_file_name("cordon-gitmodules-sibling"),
+                )
+                .is_ok()
+    }
+}
+
 fn is_plain(path: &Path) -> bool {
     path.is_absolute()
         && path
@@ -430,6 +446,18 @@ mod tests {
         assert!(!r.brokers(Path::new("/ws/.git/hooks/config")));
         assert!(!r.brokers(Path::new("/ws/config")));
         assert!(!r.brokers(Path::new("/elsewhere/.git/config")));
+        // A `.gitmodules` wherever a plain entry could be made, refused by its name alone.
+        assert!(
+            r.judge(Change::Create, Path::new("/ws/.gitmodules"))
+                .is_err()
+        );
+        assert!(r.brokers_gitmodules(Path::new("/ws/.gitmodules")));
+        assert!(r.brokers_gitmodules(Path::new("/ws/sub/.gitmodules")));
+        assert!(!r.brokers_gitmodules(Path::new("/ws/.git/hooks/.gitmodules")));
+        assert!(!r.brokers_gitmodules(Path::new("/ws/keep/.gitmodules")));
+        assert!(!r.brokers_gitmodules(Path::new("/elsewhere/.gitmodules")));
+        assert!(!r.brokers_gitmodules(Path::new("/ws/.gitmodules/../x")));
+        assert!(!r.brokers_gitmodules(Path::new("/ws/gitmodules")));
     }
 
     #[test]

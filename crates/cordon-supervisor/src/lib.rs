@@ -39,6 +39,8 @@
 //! calls it does not see (reads, `exec`) are not restricted.
 
 #[cfg(target_os = "linux")]
+mod broker;
+#[cfg(target_os = "linux")]
 mod judge;
 #[cfg(target_os = "linux")]
 mod net;

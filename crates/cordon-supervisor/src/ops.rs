@@ -5,6 +5,7 @@ use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 
+use crate::broker;
 use crate::judge::{Change, Refusal, Rules};
 use crate::netsys;
 use crate::resolve::{Caller, Place};
@@ -449,7 +450,10 @@ fn rename(rules: &Rules, c: &Caller<'_>, a: [u64; 4], flags: u32) -> Outcome {
     }
     judged!(rules, Change::Remove, &from.path);
     if flags == 0 && rules.brokers(&to.path) {
-        return broker_config(c, &from, &to);
+        return broker::config(c, &from, &to);
+    }
+    if flags == 0 && rules.brokers_gitmodules(&to.path) {
+        return broker::gitmodules(c, &from, &to);
     }
     // Onto a free name a rename creates; over an existing entry it removes that one.
     let onto = match new_or_existing(&to) {
@@ -636,108 +640,4 @@ fn removexattr(rules: &Rules, c: &Caller<'_>, t: Target, name: u64) -> Outcome {
     }
     let f = tri!(inode(&via, true, by_path));
     sys::removexattr(&self_fd(f.as_fd()), &name, false).into()
-}
-
-/// The most bytes of a git configuration the supervisor reads.
-const MAX_CONFIG_BYTES: u64 = 1 << 20;
-
-fn read_capped(fd: OwnedFd) -> io::Result<Option<String>> {
-    use std::io::Read;
-    let mut bytes = Vec::new();
-    std::fs::File::from(fd)
-        .take(MAX_CONFIG_BYTES + 1)
-        .read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > MAX_CONFIG_BYTES {
-        return Ok(None);
-    }
-    Ok(String::from_utf8(bytes).ok())
-}
-
-/// `git config` (and every git command that writes a configuration) writes `config.lock` and
-/// renames it over `config`. The supervisor reads the lock file once, keeps only what
-/// `cordon-gitconfig` allows (the caller's changes to the current file, merged; a new file
-/// sanitized), writes that to a file of its own and renames it into place, then removes the
-/// caller's lock file: the caller's descriptors still point at its own file, never at the live
-/// configuration.
-fn broker_config(c: &Caller<'_>, from: &Place, to: &Place) -> Outcome {
-    let refuse = |rule: &'static str| {
-        Outcome::Refused(Refusal {
-            path: to.path.clone(),
-            rule,
-            errno: libc::EACCES,
-            key: None,
-        })
-    };
-    let src = tri!(sys::openat(
-        Some(from.dir.as_fd()),
-        from.name.as_bytes(),
-        libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK,
-        0
-    ));
-    if tri!(sys::file_type(src.as_fd())) != libc::S_IFREG {
-        return refuse("git-config-unreadable");
-    }
-    let Some(jail) = tri!(read_capped(src)) else {
-        return refuse("git-config-unreadable");
-    };
-    let current = match sys::openat(
-        Some(to.dir.as_fd()),
-        to.name.as_bytes(),
-        libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK,
-        0,
-    ) {
-        Ok(f) => {
-            if tri!(sys::file_type(f.as_fd())) != libc::S_IFREG {
-                return refuse("git-config-unreadable");
-            }
-            match tri!(read_capped(f)) {
-                Some(text) => Some(text),
-                None => return refuse("git-config-unreadable"),
-            }
-        }
-        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => None,
-        Err(e) => return Outcome::Errno(e.raw_os_error().unwrap_or(libc::EIO)),
-    };
-    let judged = match &current {
-        Some(now) => cordon_gitconfig::merge(now, &jail, now)
-            .map(|m| (m.text, m.refused))
-            .map_err(drop),
-        None => cordon_gitconfig::sanitize(&jail).map_err(drop),
-    };
-    let Ok((text, dropped)) = judged else {
-        return refuse("git-config-unparsable");
-    };
-    let mut tmp = to.name.clone();
-    tmp.push(format!(".cordon-{}", std::process::id()));
-    sys::set_umask(c.umask());
-    let out = tri!(sys::openat(
-        Some(to.dir.as_fd()),
-        tmp.as_bytes(),
-        libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW,
-        0o644
-    ));
-    let written = {
-        use std::io::Write;
-        let mut file = std::fs::File::from(out);
-        file.write_all(text.as_bytes())
-            .and_then(|()| file.sync_data())
-    };
-    if let Err(e) =
-        written.and_then(|()| sys::renameat2(to.dir.as_fd(), &tmp, to.dir.as_fd(), &to.name, 0))
-    {
-        let _ = sys::unlinkat(to.dir.as_fd(), &tmp, 0);
-        return Outcome::Errno(e.raw_os_error().unwrap_or(libc::EIO));
-    }
-    let _ = sys::unlinkat(from.dir.as_fd(), &from.name, 0);
-    Outcome::Brokered(
-        dropped
-            .into_iter()
-            .map(|r| Refusal {
-                path: to.path.clone(),
-                rule: "git-config",
-                errno: 0,
-                key: Some(r.key),
-            })
-            .collect(),
-    )
 }

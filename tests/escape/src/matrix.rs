@@ -565,9 +565,12 @@ the command sees only what was bound into it.
 itself sets the parent-death signal, drops every capability (for root: the bounding and ambient \
 sets and `SECBIT_NOROOT`), sets no-new-privileges, restricts itself with a Landlock ruleset built \
 from the same plan (read and execute where the plan allows reading, write only in the writable \
-set, TCP left to the supervisor when the plan denies the network), then installs the seccomp filter (which also \
-refuses `setsid` and `setpgid`, so the whole run stays in the process group killed when it ends) \
-with a listener it hands to the launcher. Every call that creates, removes, renames or links a \
+set, TCP left to the supervisor when the plan denies the network), then installs the seccomp filter \
+with a listener it hands to the launcher. The stage then stays as the jail's **init**: a child \
+subreaper out of the run's process group, which the command (in a nested Landlock domain) cannot \
+signal or trace, and which ends every process of its domain when the run ends, so `setsid` and \
+`setpgid` work (on a kernel without Landlock's signal scope the filter refuses them and the run \
+is held by its process group). Every call that creates, removes, renames or links a \
 name, opens a file for writing, or changes a mode, owner, time or extended attribute then goes to \
 the launcher's **supervisor** (`cordon-supervisor`, seccomp user notification): it copies the path \
 out of the caller once, resolves it itself (directories by descriptor, the last name one link at \
@@ -591,8 +594,9 @@ host's `/tmp` stays listable (a fresh per-run directory, removed afterwards, is 
 and masked directories show their entries' names but not their contents. `cargo xtask ci \
 workloads` runs the probes and the on-machine projects a second time where a container refuses \
 namespaces (`--container`: `auto` must fall back to this backend and say so), root and \
-unprivileged; what still differs there (a read-only open below `/dev/shm`, `setsid` and \
-terminals) is listed with its reason in `tests/workloads/src/main.rs`.
+unprivileged; what still differs there (a read-only open below `/dev/shm`) is listed with its \
+reason in `tests/workloads/src/main.rs`. Terminals are the host's devpts through the supervisor: \
+a new one is the jail's, and `/dev/pts/N` opens only for a process holding N's master.
 
 ## What `auto` picks
 

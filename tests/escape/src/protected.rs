@@ -68,7 +68,7 @@ pub fn cases() -> Vec<Case> {
         Case::attack(
             "protected/auto-run-files",
             c,
-            "edit .envrc, .mcp.json, .claude/settings.json, .husky/pre-commit, .gitmodules",
+            "edit .envrc, .mcp.json, .claude/settings.json, .husky/pre-commit, .gitmodules (also with git config -f)",
             auto_run_files,
         ),
         Case::attack(
@@ -415,6 +415,9 @@ fn auto_run_files(ctx: &Ctx<'_>) -> Outcome {
             "echo '{\"hooks\":{\"PreToolUse\":[{\"command\":\"evil\"}]}}' > .claude/settings.json",
             "echo evil > .husky/pre-commit",
             "printf '[submodule \"x\"]\\n\\turl = ext::sh -c evil\\n' > .gitmodules",
+            // Through git's own lock file and rename, which the Landlock backend's supervisor
+            // brokers: an update command is no plain registration.
+            "git config -f .gitmodules submodule.x.update '!touch evil'",
         ],
     )
 }

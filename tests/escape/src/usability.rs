@@ -122,9 +122,6 @@ pub fn cases() -> Vec<Case> {
             c,
             "git config user.name, git remote add + fetch, git branch --set-upstream-to, git submodule add of a local repository, git worktree add: reach the repository",
             git_config_steps,
-        )
-        .landlock_limit(
-            "`git submodule add` writes `.gitmodules`, an auto-run file the Landlock backend's supervisor refuses to change at the call (bubblewrap's layer judges its plain registrations after the run), and git's submodule helper calls `setsid`, which the Landlock backend's filter refuses (its run is killed by process group); `git config` itself is brokered",
         ),
         control(
             "use/env-grant",
@@ -780,6 +777,9 @@ fn git_config_steps(ctx: &Ctx<'_>) -> Outcome {
     let reached = host(&ctx.work, "user.name") == "In The Jail"
         && host(&ctx.work, "remote.origin.url") == up_s
         && host(&ctx.work, "submodule.lib.url") == format!("file://{up_s}")
+        // The plain registration `git submodule add` wrote stays in the work tree.
+        && std::fs::read_to_string(ctx.work.join(".gitmodules"))
+            .is_ok_and(|t| t.contains("path = lib"))
         && ctx.work.join("wt/.git").is_file()
         && super::protected::host_git_get(
             ctx,

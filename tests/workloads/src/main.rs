@@ -109,12 +109,6 @@ const KNOWN: &[Known] = &[
     },
     landlock_known("dev-shm", Who::Root, LANDLOCK_SHM),
     landlock_known("dev-shm", Who::User, LANDLOCK_SHM),
-    landlock_known("pty", Who::Root, LANDLOCK_SESSIONS),
-    landlock_known("pty", Who::User, LANDLOCK_SESSIONS),
-    landlock_known("setsid", Who::Root, LANDLOCK_SESSIONS),
-    landlock_known("setsid", Who::User, LANDLOCK_SESSIONS),
-    landlock_known("ptyprocess", Who::Root, LANDLOCK_SESSIONS),
-    landlock_known("ptyprocess", Who::User, LANDLOCK_SESSIONS),
 ];
 
 const fn landlock_known(item: &'static str, user: Who, why: &'static str) -> Known {
@@ -129,13 +123,10 @@ const fn landlock_known(item: &'static str, user: Who, why: &'static str) -> Kno
 const LANDLOCK_SHM: &str = "`cat: /dev/shm/cordon-workloads-N: No such file or directory`: under \
      the Landlock backend a file made below /dev/shm (a write-open, which the supervisor \
      performs) lands in the run's own directory, but a read-only open never reaches the \
-     supervisor and looks among the host's, which hold no such name (issue #27; shm_open, \
-     sem_open and multiprocessing, which write-open, work).";
-
-const LANDLOCK_SESSIONS: &str = "`setsid failed: Operation not permitted`, and Python's \
-     pty.fork fails: without a PID namespace the Landlock backend's run is ended by killing its \
-     process group, so its filter refuses setsid and setpgid, and the host's /dev/pts is not \
-     granted (issue #27: a kill that does not rest on the process group comes first).";
+     supervisor (seccomp cannot read the path, and sending every open there would tax every \
+     build) and looks among the host's, which hold no such name and which Landlock refuses to \
+     read. A limit of the backend (docs/limits.md); shm_open, sem_open and multiprocessing, which \
+     open for writing, work.";
 
 const TAR_OWNER: &str = "`tar: f: Cannot change ownership to uid 1000, gid 1000: Invalid argument`, tar exits 2: \
      as root, tar's default (--same-owner) chowns each file to its archived owner, and the jail's \

@@ -4,9 +4,11 @@
 //! blocks them), the child itself applies, between `fork` and `exec`: the parent-death signal,
 //! for root the loss of every capability (bounding set, ambient set, `SECBIT_NOROOT`), then
 //! no-new-privileges and the Landlock ruleset built from the plan (`cordon-landlock`), and last
-//! the seccomp filter without a PID namespace (`setsid` and `setpgid` refused, so nothing leaves
-//! the process group that is killed when the run ends). Then it executes the stage, which checks
-//! the jail from inside like it does under bubblewrap.
+//! the seccomp filter without a PID namespace. Then it executes the stage, which checks the
+//! jail from inside like it does under bubblewrap and, where Landlock scopes signals (ABI 6),
+//! stays as the jail's init (`stage/init.rs`): it ends every process of the jail when the run
+//! ends, whatever its process group, so the filter lets `setsid` and `setpgid` through. On an
+//! older kernel the filter refuses them and the run is ended by its process group.
 //!
 //! What this backend cannot do, and `docs/backends.md` lists from the escape suite: host
 //! processes stay visible in `/proc` (not signalable, not traceable); there is no private `/tmp`
@@ -381,13 +383,18 @@ impl Backend for LandlockBackend {
                         if abi.supports_scopes() { "yes" } else { "no" }
                     ),
                 ],
-                degradations: vec![
+                degradations: [
                     "host processes stay visible in /proc".into(),
                     "no private /tmp: a per-run TMPDIR instead".into(),
                     "no network namespace: with the network denied the supervisor performs every bind, connect and addressed send, and the jail reaches only sockets it bound itself (and the proxy's listener); /proc/net lists the host's interfaces and sockets".into(),
-                    "no pseudo-terminals and no setsid: the host's /dev/pts holds other sessions' terminals, and the run is ended by its process group".into(),
+                    "pseudo-terminals in the host's devpts: the supervisor opens a new one for the jail and its /dev/pts/N only for a process holding its master; another session's terminal is refused, and a program that takes its controlling terminal by opening it gets none".into(),
                     "a supervisor performs every call that changes a name or metadata (cordon-supervisor): /dev/shm is the run's own only for names opened for writing".into(),
-                ],
+                ]
+                .into_iter()
+                .chain((!abi.supports_scopes()).then(|| {
+                    "no setsid or setpgid: without Landlock's signal scope (ABI 6) no process of the jail is out of the command's reach to end it, so the run is ended by its process group".into()
+                }))
+                .collect(),
                 unusable: None,
             },
         }

@@ -13,7 +13,9 @@
 //!   submodule's `.git`, a configured protected path): these grow with the repository's
 //!   structure and the configuration, never with the registry's root entries.
 //!
-//! What it finds is moved aside in its own directory under a name no tool reads
+//! A new `.gitmodules` holding only plain submodule registrations (what `git submodule add`
+//! writes) stays, as the layer's commit lets it through. What else it finds is moved aside in
+//! its own directory under a name no tool reads
 //! (`.<name>.cordon-quarantine-<nonce>`, `rename` without replacing, only when the directory
 //! holding it is still where it was, no symlink on the way) and reported as a
 //! [`ViolationKind::Planted`] violation naming the program that would have run it. The
@@ -128,7 +130,10 @@ impl Sweep {
                 let name = e.file_name();
                 let Some(text) = name.to_str() else { continue };
                 let path = root.join(&name);
-                if AutoRun::is_root_name(text) && !self.known.contains(&path) {
+                if AutoRun::is_root_name(text)
+                    && !self.known.contains(&path)
+                    && !plain_gitmodules_file(&path)
+                {
                     found.push(path);
                 }
             }
@@ -148,6 +153,18 @@ impl Sweep {
         }
         out
     }
+}
+
+/// A new `.gitmodules` that is a regular file holding only plain submodule registrations
+/// (`cordon_gitconfig::plain_gitmodules`, the rule the layer's commit applies): what `git
+/// submodule add` writes, from which host git runs nothing. It stays.
+fn plain_gitmodules_file(path: &Path) -> bool {
+    path.file_name() == Some(std::ffi::OsStr::new(".gitmodules"))
+        && std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file())
+        && read_bounded(path)
+            .filter(|b| b.len() as u64 <= RESTORED_MAX)
+            .and_then(|b| String::from_utf8(b).ok())
+            .is_some_and(|t| cordon_gitconfig::plain_gitmodules(&t))
 }
 
 /// Puts `content` back at `path` (a temporary file in the same directory, renamed over it).
@@ -353,6 +370,39 @@ mod tests {
         // The existing `.vscode` (bound read-only in a jail) and ordinary files are left alone.
         assert!(work.join(".vscode/tasks.json").exists() && work.join("notes.txt").exists());
         assert!(sweep.run().is_empty(), "a second sweep finds nothing");
+    }
+
+    #[test]
+    fn a_new_gitmodules_stays_only_when_it_holds_plain_registrations() {
+        let dir = tempfile::tempdir().unwrap();
+        let top = std::fs::canonicalize(dir.path()).unwrap();
+        let work = top.join("w");
+        std::fs::create_dir_all(work.join(".git")).unwrap();
+        std::fs::write(work.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::fs::create_dir(top.join("home")).unwrap();
+        let host = RealHost::new(Some(top.join("home").into_os_string()));
+        let plan = Plan::resolve(
+            &Policy::for_profile(Profile::Shell),
+            &Invocation::at(&work),
+            &host,
+        )
+        .unwrap()
+        .guard(&host);
+        let sweep = Sweep::of(&plan, &[]);
+        let modules = work.join(".gitmodules");
+        let plain = "[submodule \"lib\"]\n\tpath = lib\n\turl = ../lib.git\n";
+        std::fs::write(&modules, plain).unwrap();
+        assert!(sweep.run().is_empty());
+        assert_eq!(std::fs::read_to_string(&modules).unwrap(), plain);
+        // An update command host git would run: moved aside like any planted name.
+        std::fs::write(
+            &modules,
+            "[submodule \"lib\"]\n\tpath = lib\n\tupdate = !touch x\n",
+        )
+        .unwrap();
+        let v = sweep.run();
+        assert_eq!(v.len(), 1, "{v:?}");
+        assert!(!modules.exists());
     }
 
     #[test]
