@@ -13,6 +13,9 @@
 //! - 1,000 round trips over TCP on loopback between a server and a client of the command's own
 //!   (the Landlock backend's supervisor performs every bind, connect and addressed send, and
 //!   checks each destination in the kernel's tables), against bubblewrap's live runs;
+//! - `npm install` of tape's pinned tree (127 packages, the tarballs `cargo xtask workloads
+//!   --all` keeps in `/var/lib/cordon-workloads/archives`), offline, live, with the layer and
+//!   under the Landlock backend; left out, and said so, where the tarballs are not there;
 //! - `/bin/true` with the layer in the empty workspace and in the 100,000-file one (flat in the
 //!   workspace's size), five samples a round.
 
@@ -39,6 +42,11 @@ pub const LOOPBACK_BWRAP: &str =
     "1,000 TCP round trips on the jail's loopback: bubblewrap --live (the next row's reference)";
 pub const LOOPBACK_LANDLOCK: &str =
     "1,000 TCP round trips on loopback: --backend landlock (connects and sends supervised)";
+pub const NPM_LIVE: &str = "npm install of tape's tree (127 packages, offline): --live";
+pub const NPM_LAYER: &str = "npm install of tape's tree (127 packages, offline): --layer";
+pub const NPM_BWRAP: &str = "npm install of tape's tree (127 packages, offline): bubblewrap --live (the next row's reference)";
+pub const NPM_LANDLOCK: &str =
+    "npm install of tape's tree (127 packages, offline): --backend landlock (supervised)";
 pub const TRUE_EMPTY: &str = "cordon run --layer -- /bin/true, empty workspace";
 pub const TRUE_LARGE: &str = "cordon run --layer -- /bin/true, 100,000-file workspace";
 
@@ -76,6 +84,42 @@ fn strsim_source() -> Result<PathBuf, Error> {
             src.display()
         ))
     })
+}
+
+/// Where `cargo xtask workloads --all` keeps the npm tarballs of tape's tree.
+const TAPE_ARCHIVES: &str = "/var/lib/cordon-workloads/archives";
+
+/// The tarballs of tape's tree, when the workloads suite left them here.
+fn tape_tarballs() -> Vec<PathBuf> {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(TAPE_ARCHIVES)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "tgz"))
+        .collect();
+    found.sort();
+    if found.len() < 100 { Vec::new() } else { found }
+}
+
+/// The npm rows' command: every tarball of `npm/dl`, installed offline into `npm/`.
+const NPM_INSTALL: &str =
+    "cd npm && npm install --offline --no-audit --no-fund --ignore-scripts ./dl/*.tgz";
+
+/// An empty project in `dir/npm` (what the last round installed removed, on the host).
+fn fresh_npm_project(dir: &Path) -> Result<(), Error> {
+    let npm = dir.join("npm");
+    remove(&npm.join("node_modules"))?;
+    let lock = npm.join("package-lock.json");
+    if lock.exists() {
+        std::fs::remove_file(&lock)
+            .map_err(|e| Error::Bench(format!("{}: {e}", lock.display())))?;
+    }
+    std::fs::write(
+        npm.join("package.json"),
+        "{\"name\": \"bench\", \"version\": \"1.0.0\"}\n",
+    )
+    .map_err(|e| Error::Bench(format!("{}: {e}", npm.display())))
 }
 
 fn big_file(path: &Path) -> Result<(), Error> {
@@ -142,7 +186,8 @@ for _ in range(1000):
 t.join()
 "#;
 
-/// The fourteen rows, in pairs (reference first), as (name, median, samples).
+/// The rows, in pairs (reference first), as (name, median, samples); the npm rows only where
+/// tape's tarballs are.
 pub fn run(
     cordon: &Path,
     base: &Path,
@@ -150,6 +195,7 @@ pub fn run(
     rounds: usize,
 ) -> Result<Vec<(&'static str, Duration, usize)>, Error> {
     let strsim = strsim_source()?;
+    let tarballs = tape_tarballs();
     let mut out = Vec::new();
     let mut samples: Vec<(&'static str, Vec<Duration>)> = [
         FILES_LIVE,
@@ -166,6 +212,10 @@ pub fn run(
         CARGO_LANDLOCK,
         LOOPBACK_BWRAP,
         LOOPBACK_LANDLOCK,
+        NPM_LIVE,
+        NPM_LAYER,
+        NPM_BWRAP,
+        NPM_LANDLOCK,
     ]
     .into_iter()
     .map(|n| (n, Vec::new()))
@@ -180,7 +230,19 @@ pub fn run(
             .arg(&strsim)
             .arg(dir.join("strsim"))
             .run()?;
+        if !tarballs.is_empty() {
+            super::make_dir(&dir.join("npm/dl"))?;
+            Cmd::new("cp")
+                .args(tarballs.iter().map(|t| t.as_os_str()))
+                .arg(dir.join("npm/dl"))
+                .run()?;
+        }
         dirs.push(dir);
+    }
+    if tarballs.is_empty() {
+        eprintln!(
+            "bench: the npm rows are left out: no tarballs of tape's tree in {TAPE_ARCHIVES} (`cargo xtask workloads --all` downloads them)"
+        );
     }
     let build = ["sh", "-c", "cd strsim && cargo build --offline -q"];
     // One round untimed first: the toolchain's files and the layer's spare directory warm.
@@ -203,7 +265,23 @@ pub fn run(
             } else {
                 timed(cordon, mode, dir, &["python3", "-c", LOOPBACK])?
             };
+            let npm = if tarballs.is_empty() {
+                None
+            } else {
+                fresh_npm_project(dir)?;
+                Some(timed(cordon, mode, dir, &["sh", "-c", NPM_INSTALL])?)
+            };
             if round > 0 {
+                if let Some(npm) = npm {
+                    match m {
+                        0 => {
+                            samples[14].1.push(npm);
+                            samples[16].1.push(npm);
+                        }
+                        1 => samples[15].1.push(npm),
+                        _ => samples[17].1.push(npm),
+                    }
+                }
                 match m {
                     2 => {
                         samples[9].1.push(files);
@@ -232,8 +310,11 @@ pub fn run(
             }
         }
     }
+    // A pair is empty together (the npm rows without tarballs): left out.
     for (name, mut s) in samples {
-        out.push((name, super::median(&mut s), s.len()));
+        if !s.is_empty() {
+            out.push((name, super::median(&mut s), s.len()));
+        }
     }
     Ok(out)
 }
