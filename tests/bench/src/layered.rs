@@ -17,7 +17,8 @@
 //!   --all` keeps in `/var/lib/cordon-workloads/archives`), offline, live, with the layer and
 //!   under the Landlock backend; left out, and said so, where the tarballs are not there;
 //! - `/bin/true` with the layer in the empty workspace and in the 100,000-file one (flat in the
-//!   workspace's size), five samples a round.
+//!   workspace's size), and live in the empty one (the layer's cost at launch), five samples a
+//!   round.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -47,6 +48,10 @@ pub const NPM_LAYER: &str = "npm install of tape's tree (127 packages, offline):
 pub const NPM_BWRAP: &str = "npm install of tape's tree (127 packages, offline): bubblewrap --live (the next row's reference)";
 pub const NPM_LANDLOCK: &str =
     "npm install of tape's tree (127 packages, offline): --backend landlock (supervised)";
+pub const TRUE_LIVE: &str =
+    "cordon run --live -- /bin/true, empty workspace (the next row's reference)";
+pub const TRUE_LAYER_VS_LIVE: &str =
+    "cordon run --layer -- /bin/true, empty workspace, against --live";
 pub const TRUE_EMPTY: &str = "cordon run --layer -- /bin/true, empty workspace";
 pub const TRUE_LARGE: &str = "cordon run --layer -- /bin/true, 100,000-file workspace";
 
@@ -216,6 +221,8 @@ pub fn run(
         NPM_LAYER,
         NPM_BWRAP,
         NPM_LANDLOCK,
+        TRUE_LIVE,
+        TRUE_LAYER_VS_LIVE,
     ]
     .into_iter()
     .map(|n| (n, Vec::new()))
@@ -302,10 +309,15 @@ pub fn run(
             }
         }
         for _ in 0..5 {
+            let live = timed(cordon, &["--live"], sizes.0, &["/bin/true"])?;
             for (i, dir) in [sizes.0, sizes.1].into_iter().enumerate() {
                 let took = timed(cordon, &["--layer"], dir, &["/bin/true"])?;
                 if round > 0 {
                     samples[6 + i].1.push(took);
+                    if i == 0 {
+                        samples[18].1.push(live);
+                        samples[19].1.push(took);
+                    }
                 }
             }
         }

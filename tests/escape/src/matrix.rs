@@ -621,11 +621,13 @@ profile does).
 ## The supervisor, and why bubblewrap does not use it
 
 The Landlock backend's supervisor costs a round trip to the launcher for every call it sees. \
-Measured by `cargo xtask bench` (its layer rows; release build, this 2-core machine): 10,000 new \
-files took 1,010 ms under the Landlock backend against 160 ms under bubblewrap's live run (6.3×, \
-about 85 µs a supervised create), a `cargo build` of `strsim` 515 ms against 489 ms \
-(1.05×), and 1,000 TCP round trips between a server and a client of the command's own on \
-loopback 390 ms against 255 ms (1.5×: the supervisor performs each `connect` and reads the \
+Measured by `cargo xtask bench` (its layer rows; release build, this 2-core machine, medians of \
+3 rounds): 10,000 new files took 1,026 ms under the Landlock backend against 318 ms under \
+bubblewrap's live run (3.2×; 6.3× in an earlier run whose bubblewrap rows took 160 ms: about \
+70–85 µs a supervised create), a `cargo build` of `strsim` 543 ms against 547 ms (0.99×), an \
+`npm install` of tape's tree (127 packages from local tarballs, offline) 12.8 s against 7.3 s \
+(1.76×), and 1,000 TCP round trips between a server and a client of the command's own on \
+loopback 295 ms against 247 ms (1.19×: the supervisor performs each `connect` and reads the \
 kernel's socket diagnostics for the destination). bubblewrap does not use it: its mount namespace already keeps protected paths \
 read-only, the copy-on-write layer already judges every change before the host sees it, and its \
 network namespace already gives the jail a loopback of its own, all at no cost per call, \

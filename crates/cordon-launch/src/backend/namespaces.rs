@@ -60,6 +60,7 @@ pub const FALLBACK_LACKS: &[&str] = &[
     "no network namespace: the supervisor lets the jail reach only sockets it bound (and the proxy), while /proc/net still lists the host's",
     "no mount namespace: the home cannot be replaced, only hidden",
     "no copy-on-write layer: the command writes the workspace live",
+    "no /dev/shm of its own for reads: a read-only open below /dev/shm looks among the host's names (refused), not the run's",
 ];
 
 impl NamespaceFacts {
