@@ -238,11 +238,13 @@ pub fn run(
             .arg(dir.join("strsim"))
             .run()?;
         if !tarballs.is_empty() {
-            super::make_dir(&dir.join("npm/dl"))?;
-            Cmd::new("cp")
-                .args(tarballs.iter().map(|t| t.as_os_str()))
-                .arg(dir.join("npm/dl"))
-                .run()?;
+            let dl = super::make_dir(&dir.join("npm/dl"))?;
+            for t in &tarballs {
+                let to = dl.join(t.file_name().unwrap_or_default());
+                std::fs::copy(t, &to).map_err(|e| {
+                    Error::Bench(format!("{} to {}: {e}", t.display(), to.display()))
+                })?;
+            }
         }
         dirs.push(dir);
     }

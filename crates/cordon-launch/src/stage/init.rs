@@ -241,3 +241,25 @@ fn mirror(end: End) -> i32 {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_stage_whose_signals_reach_its_parent_is_refused_before_it_changes_anything() {
+        // The test process is in no Landlock domain: it can signal its parent, so the stage
+        // must refuse to be an init here (a `kill(-1)` would reach every process of the user).
+        let Err(reason) = super::prepare() else {
+            panic!("an unscoped process was made the jail's init");
+        };
+        let scopes = cordon_landlock::Abi::detect().is_ok_and(|a| a.supports_scopes());
+        assert!(!scopes || reason.contains("not scoped"), "{reason}");
+        // Refused before the signal mask changed: SIGTERM is not blocked.
+        let mask = std::fs::read_to_string("/proc/thread-self/status").unwrap_or_default();
+        let blocked = mask
+            .lines()
+            .find_map(|l| l.strip_prefix("SigBlk:"))
+            .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
+            .unwrap_or(0);
+        assert_eq!(blocked & (1 << (libc::SIGTERM - 1)), 0, "SIGTERM blocked");
+    }
+}
