@@ -320,9 +320,13 @@ fn open(rules: &Rules, c: &Caller<'_>, dirfd: u64, path: u64, flags: u64, mode: 
         let fd = tri!(sys::openat(None, &self_fd(f.as_fd()), reopen, 0));
         return Outcome::Fd(fd, cloexec);
     }
+    // `/dev/tty` is the caller's controlling terminal, not the supervisor's (terminals.rs).
+    // (A shell's `> /dev/tty` asks O_CREAT: on an existing device it creates nothing.)
+    if place.path == std::path::Path::new("/dev/tty") {
+        return open_controlling_terminal(rules, c, flags);
+    }
     // A terminal's slave, for the caller that holds its master (terminals.rs).
     if let Some(n) = terminals::slave_number(&place.path)
-        && flags & libc::O_CREAT == 0
         && let Some(outcome) = open_own_terminal(c, &place, n, flags)
     {
         return outcome;
@@ -377,6 +381,23 @@ fn open_own_terminal(c: &Caller<'_>, place: &Place, n: u32, flags: i32) -> Optio
         Ok(false) => Outcome::Errno(libc::EACCES),
         Err(e) => Outcome::Errno(e.raw_os_error().unwrap_or(libc::EIO)),
     })
+}
+
+/// The caller's controlling terminal, opened for it (`O_NOCTTY`: never the supervisor's).
+fn open_controlling_terminal(rules: &Rules, c: &Caller<'_>, flags: i32) -> Outcome {
+    judged!(rules, Change::Write, std::path::Path::new("/dev/tty"));
+    let tty = tri!(terminals::controlling(c.pid));
+    // The pid was the caller's when its stat was read.
+    if !netsys::id_valid(c.listener, c.id) {
+        return Outcome::Errno(libc::ENOENT);
+    }
+    let Some(tty) = tty else {
+        return Outcome::Errno(libc::ENXIO);
+    };
+    let cloexec = flags & libc::O_CLOEXEC != 0;
+    let flags = (flags | libc::O_NOCTTY) & !libc::O_CLOEXEC;
+    let path = tty.as_os_str().as_bytes();
+    Outcome::Fd(tri!(sys::openat(None, path, flags, 0)), cloexec)
 }
 
 /// Whether a FIFO is at the place (not followed).

@@ -11,9 +11,10 @@
 //! glibc's `openpty` asks the master for its slave (`TIOCGPTPEER`), which Landlock refuses for
 //! that reason, and falls back to the path, which comes here.
 //!
-//! The slave is opened with `O_NOCTTY`: the supervisor's process never takes a terminal of the
-//! jail's as its own. A program that acquires its controlling terminal by opening it (rather
-//! than with `TIOCSCTTY`, as `login_tty` and `forkpty` do) does not get one.
+//! `/dev/tty` is opened as the caller's own controlling terminal ([`controlling`]), not the
+//! supervisor's. The slave is opened with `O_NOCTTY`: the supervisor's process never takes a
+//! terminal of the jail's as its own. A program that acquires its controlling terminal by
+//! opening it (rather than with `TIOCSCTTY`, as `login_tty` and `forkpty` do) does not get one.
 
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
@@ -68,6 +69,31 @@ pub(crate) fn callers_master(pid: u32, pidfd: BorrowedFd<'_>, n: u32) -> Option<
         }
     }
     None
+}
+
+/// The controlling terminal of process `pid` as a path the supervisor can open for it: `None`
+/// when it has none (`/dev/tty` then fails `ENXIO`, as the kernel's would), `/dev/pts/N` for a
+/// pseudo-terminal, else `/dev/tty` (a terminal it can only have inherited from the launcher's
+/// session, which is the supervisor's own).
+pub(crate) fn controlling(pid: u32) -> io::Result<Option<std::path::PathBuf>> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
+    // `pid (comm) state ppid pgrp session tty_nr …`; comm may hold anything: from the last `)`.
+    let tty: u64 = stat
+        .rfind(')')
+        .and_then(|i| stat[i + 1..].split_whitespace().nth(4))
+        .and_then(|t| t.parse::<i64>().ok())
+        .and_then(|t| u64::try_from(t).ok())
+        .ok_or_else(|| io::Error::from_raw_os_error(libc::EIO))?;
+    if tty == 0 {
+        return Ok(None);
+    }
+    let major = (tty >> 8) & 0xfff;
+    let minor = (tty & 0xff) | ((tty >> 12) & 0xf_ff00);
+    Ok(Some(if major == u64::from(PTS_MAJOR) {
+        format!("/dev/pts/{minor}").into()
+    } else {
+        "/dev/tty".into()
+    }))
 }
 
 /// Whether `fd` is the slave of terminal `n`.

@@ -159,3 +159,28 @@ fn under_the_landlock_backend_sessions_work_and_end_with_the_run_while_the_stage
         "the setsid child outlived the run"
     );
 }
+
+#[test]
+fn under_the_landlock_backend_a_pseudo_terminal_is_the_jails_and_dev_tty_is_the_callers() {
+    let j = Jail::new();
+    // `script` runs its child on a new terminal (the supervisor opens /dev/ptmx, and the slave
+    // for the process holding its master): `/dev/tty` there is that terminal, whose output
+    // `script` captures; a process with no controlling terminal gets none.
+    let out = j.run(&[
+        "run",
+        "--json",
+        "--backend",
+        "landlock",
+        "--",
+        "/bin/sh",
+        "-c",
+        "script -qec 'tty; echo via-dev-tty > /dev/tty' /dev/null | tr -d '\\r'; \
+         setsid sh -c 'echo x > /dev/tty' 2>/dev/null || echo NO-TTY",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["backend"], "landlock", "{v}");
+    let stdout = v["stdout"]["text"].as_str().unwrap();
+    assert!(stdout.contains("/dev/pts/"), "{v}");
+    assert!(stdout.contains("via-dev-tty"), "{v}");
+    assert!(stdout.contains("NO-TTY"), "{v}");
+}
