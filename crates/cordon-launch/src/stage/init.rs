@@ -19,7 +19,8 @@
 //! - then it ends the jail: `kill(-1, SIGKILL)` reaches exactly the processes of the jail's
 //!   domain (the scope checked above keeps every other process out of reach, root's included),
 //!   repeated while it reaps, until it has no child left — every process of the jail descends
-//!   from it, and an orphan comes back to it;
+//!   from it, and an orphan comes back to it — or 10 s have passed (a process in an
+//!   uninterruptible sleep dies when it leaves it, its `SIGKILL` pending);
 //! - last it exits as the payload did (its code, or its signal with core dumps off).
 //!
 //! The filter then lets `setsid` and `setpgid` through (`FilterSpec::sessions_reaped`). What it
@@ -181,7 +182,7 @@ impl Init {
                 }
             }
         }
-        let end = end_jail(payload, end);
+        let end = end_jail(&signals, payload, end);
         mirror(end)
     }
 }
@@ -202,17 +203,40 @@ fn reap(flags: libc::c_int) -> Option<(libc::pid_t, libc::c_int)> {
     }
 }
 
-/// Kills every process of the jail's domain until the stage has no child left; the payload's
-/// end, if it is reaped here.
-fn end_jail(payload: libc::pid_t, mut end: Option<End>) -> End {
+/// How long the stage waits for the killed processes to be gone: a process stuck in an
+/// uninterruptible sleep (a hung network filesystem) dies only when it leaves it, with its
+/// `SIGKILL` pending, and never runs the command's code again; the stage does not wait for it.
+const END_PATIENCE: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Kills every process of the jail's domain until the stage has no child left (or
+/// [`END_PATIENCE`] has passed); the payload's end, if it is reaped here.
+fn end_jail(signals: &libc::sigset_t, payload: libc::pid_t, mut end: Option<End>) -> End {
+    let deadline = std::time::Instant::now() + END_PATIENCE;
     loop {
         // SAFETY: kill(-1) reaches only the processes of this domain (checked in `prepare`).
         unsafe { libc::kill(-1, libc::SIGKILL) };
-        match reap(0) {
-            Some((pid, status)) if pid == payload => end = Some(end_of(status)),
-            Some(_) => {}
-            None => break,
+        let mut status = 0;
+        // SAFETY: waitpid writes only the status.
+        let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
+        if pid > 0 {
+            if pid == payload {
+                end = Some(end_of(status));
+            }
+            continue;
         }
+        if pid < 0 && errno() == libc::ECHILD {
+            break;
+        }
+        if std::time::Instant::now() >= deadline {
+            break;
+        }
+        // Children left, none ended yet: wait for a SIGCHLD (blocked, so it stays pending).
+        let pause = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 10_000_000,
+        };
+        // SAFETY: sigtimedwait reads the set and the timeout; no info is asked for.
+        unsafe { libc::sigtimedwait(signals, std::ptr::null_mut(), &pause) };
     }
     end.unwrap_or(End::Signal(libc::SIGKILL))
 }
