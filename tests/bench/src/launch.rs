@@ -21,8 +21,11 @@ pub const SAME: &str = "bwrap (same isolation)";
 pub const CLI: &str = "cordon run (CLI)";
 pub const CLI_DYNAMIC: &str = "cordon run (CLI, dynamically linked build)";
 pub const SERVE: &str = "cordon serve --live (CLI session, one request line)";
+/// `cordon serve` with its default, the layer: the jail built ahead takes it when the request
+/// comes.
+pub const SERVE_LAYER: &str = "cordon serve (CLI session, layered, one request line)";
 /// How many launch cases each round runs.
-pub const CASES: usize = 14;
+pub const CASES: usize = 15;
 /// `cordon run --layer`: the workspace under a copy-on-write layer, committed after (issue #30).
 pub const CLI_LAYER: &str = "cordon run --layer (CLI, copy-on-write layer and its commit)";
 /// `cordon run --live`: the workspace written through, as the layer's baseline.
@@ -308,7 +311,13 @@ pub fn run(p: &Places<'_>, runs: usize) -> Result<Vec<(&'static str, Duration)>,
         cli_of(p.dynamic, p.empty, CLI_DYNAMIC),
         cli_mode("--live", CLI_LIVE),
         cli_mode("--layer", CLI_LAYER),
-        serve(p.cordon, &own_workspace(p, "serve")?)?,
+        serve(p.cordon, &own_workspace(p, "serve")?, SERVE, &["--live"])?,
+        serve(
+            p.cordon,
+            &own_workspace(p, "serve-layer")?,
+            SERVE_LAYER,
+            &[],
+        )?,
         library(p, &own_workspace(p, "warm")?, LIBRARY, Mode::Warm)?,
         library(
             p,
@@ -454,10 +463,11 @@ fn own_workspace(p: &Places<'_>, name: &str) -> Result<PathBuf, Error> {
 }
 
 /// A `cordon serve` session in `dir`, proven to answer before timing.
-fn serve(cordon: &Path, dir: &Path) -> Result<Case, Error> {
-    let fail = |e: std::io::Error| Error::Bench(format!("{SERVE}: {e}"));
+fn serve(cordon: &Path, dir: &Path, name: &'static str, flags: &[&str]) -> Result<Case, Error> {
+    let fail = |e: std::io::Error| Error::Bench(format!("{name}: {e}"));
     let mut child = Command::new(cordon)
-        .args(["serve", "--live"])
+        .arg("serve")
+        .args(flags)
         .current_dir(dir)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -465,10 +475,10 @@ fn serve(cordon: &Path, dir: &Path) -> Result<Case, Error> {
         .spawn()
         .map_err(fail)?;
     let (Some(to), Some(from)) = (child.stdin.take(), child.stdout.take()) else {
-        return Err(Error::Bench(format!("{SERVE}: no pipes")));
+        return Err(Error::Bench(format!("{name}: no pipes")));
     };
     let mut case = Case {
-        name: SERVE,
+        name,
         runner: Runner::Serve(Box::new(Serve {
             child,
             to,

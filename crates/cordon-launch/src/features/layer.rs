@@ -265,6 +265,15 @@ impl Feature for Layer {
         Ok(())
     }
 
+    /// A jail built ahead: the run starts when its command comes. The start marker's change
+    /// time, which the commit's conflict check counts from, is made now (a host edit before it
+    /// is one the command sees: the stage mounts the layer only once it has its command).
+    fn command_given(&mut self) {
+        if let Some(marker) = &self.marker {
+            let _ = marker.set_modified(std::time::SystemTime::now());
+        }
+    }
+
     fn after(&mut self, _writable: &[PathBuf], outcome: &mut Outcome) {
         outcome.warnings.append(&mut self.recovered);
         let Some(run_dir) = self.run_dir.take() else {

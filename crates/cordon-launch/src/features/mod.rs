@@ -218,6 +218,10 @@ pub(crate) trait Feature: Send {
         Ok(())
     }
 
+    /// A jail built ahead of its command is given it now (`session/warm.rs`): what counts from
+    /// the command's start starts here.
+    fn command_given(&mut self) {}
+
     /// Once the jail's processes are gone, before anything else is judged: a reason the
     /// command must count as not run.
     fn refusal(&mut self) -> Option<String> {

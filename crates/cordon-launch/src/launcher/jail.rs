@@ -77,6 +77,9 @@ impl Jail {
         let Some(fd) = self.command.take() else {
             return Ok(());
         };
+        for f in &mut self.features {
+            f.command_given();
+        }
         self.running.restart_clock();
         // A stage that already ended (it failed its self-check) closed its end: the write fails
         // with EPIPE, never SIGPIPE, and what the stage said is judged at the end.
@@ -129,7 +132,12 @@ impl Jail {
                 env_dropped,
             ));
         }
-        let mut status_lines = supervised.status_line.lines().map(str::trim);
+        // A jail built ahead with a layer said it was ready before its command came.
+        let mut status_lines = supervised
+            .status_line
+            .lines()
+            .map(str::trim)
+            .skip_while(|l| *l == crate::stage::READY_LINE.trim());
         let status_line = status_lines.next().unwrap_or("");
         let landlock = match self.landlock_backend {
             true => Some("backend".to_owned()),

@@ -59,13 +59,20 @@ impl Key {
 }
 
 /// Whether `req` can use a jail built ahead on `backend`: its stdin is not passed through (a
-/// waiting jail's stdin is `/dev/null`), and its writable roots are not to be layered there.
-/// A copy-on-write layer is taken when its command comes, never ahead: a layer mounted while
-/// the jail waited would miss what changed on the host in between (issue #30), so a layered
-/// command runs in a jail built for it.
+/// waiting jail's stdin is `/dev/null`), and a layered one's network is not the proxy's.
+///
+/// A copy-on-write layer is taken when its command comes, never ahead: an overlay whose lower
+/// tree the host changes while it is mounted is undefined (it may miss what changed in
+/// between, issue #30). So a layered jail built ahead is bubblewrap's jail and the stage's
+/// process only: the stage says `ready`, and mounts the layer, installs its filter, checks the
+/// jail and raises the second wall once the command came, as a cold jail does; the layer's
+/// start marker is stamped then. The proxy's listener is handed over by those checks, so a
+/// layered proxy run is built cold.
 pub(crate) fn eligible(req: &RunRequest<'_>, backend: &dyn crate::backend::Backend) -> bool {
     let layered = req.plan.workspace_mode.layered() && backend.layers();
-    !req.inherit_stdin && !layered
+    let proxied = req.plan.network == cordon_policy::Network::Proxy;
+    let proxied_layer = layered && proxied;
+    !req.inherit_stdin && !proxied_layer
 }
 
 /// The session's slot for its waiting jail (shared by a [`Preparation`](crate::Preparation)'s

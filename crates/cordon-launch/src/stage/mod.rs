@@ -29,6 +29,10 @@ use cordon_policy::{EntryKind, Plan, Posture};
 /// The first argument that selects the stage in a binary that embeds it.
 pub const STAGE_ARG: &str = "__cordon_stage";
 
+/// What a jail built ahead with a layer writes on its status descriptor before it waits for
+/// its command; its verdict (`ok` or `fail …`) follows once the command came.
+pub(crate) const READY_LINE: &str = "ready\n";
+
 /// The masked-path operand that tells the stage to keep inherited descriptors: the `keep-fds`
 /// weakening of the mutants run, recognised only in a debug build with the `mutants` feature.
 #[cfg(all(feature = "mutants", debug_assertions))]
@@ -328,6 +332,21 @@ pub(crate) fn check_then_exec(args: &[OsString], awaiting: bool, init: bool) -> 
     let Some(layer) = LayerOperand::parse(layer).filter(|_| well_formed) else {
         return fail(status, "malformed stage arguments");
     };
+    // A jail built ahead with a layer takes the layer when its command comes, not before (an
+    // overlay over a tree the host changes meanwhile is undefined): it says it is ready, waits
+    // for the command, and only then does everything below, as a cold jail does.
+    let deferred = if awaiting && matches!(layer, LayerOperand::Layered { .. }) {
+        if let Some(copy) = status.as_ref().and_then(|fd| fd.try_clone().ok()) {
+            let _ = std::fs::File::from(copy).write_all(READY_LINE.as_bytes());
+        }
+        match read_command(sep) {
+            Some(argv) => Some(argv),
+            // Nothing to run: a jail built ahead of a command that never came.
+            None => return 0,
+        }
+    } else {
+        None
+    };
     // The layer first: every check below runs on the jail as the command will see it.
     if let LayerOperand::Layered {
         roots_fd,
@@ -391,7 +410,9 @@ pub(crate) fn check_then_exec(args: &[OsString], awaiting: bool, init: bool) -> 
         Err(reason) => return fail(status, &reason),
     };
     report(status, &format!("ok\n{wall}"));
-    let argv: Vec<OsString> = if awaiting {
+    let argv: Vec<OsString> = if let Some(argv) = deferred {
+        argv
+    } else if awaiting {
         match read_command(sep) {
             Some(argv) => argv,
             // Nothing to run: a jail built ahead of a command that never came.

@@ -239,3 +239,63 @@ pub fn an_unchanged_layer_is_not_committed() {
         .collect();
     assert!(left.len() == 1 && left[0].starts_with("spare-"), "{left:?}");
 }
+
+/// A layered session builds its next jail ahead, and that jail takes the layer when its command
+/// comes: what the host wrote while the jail waited is seen by the command, a file the host
+/// changed before the command and the command changes after is no conflict (the run starts
+/// with the command), and the command's writes reach the host only when it ends.
+pub fn a_layered_session_builds_ahead_and_takes_the_layer_when_the_command_comes() {
+    let s = Setup::new();
+    let plan = s.plan(WorkspaceMode::Layer);
+    let launcher = s.launcher();
+    let prep = launcher.prepare(&plan).unwrap();
+    let env: Vec<(OsString, OsString)> = vec![("PATH".into(), "/usr/bin:/bin".into())];
+    let run = |script: &str| {
+        let argv: Vec<OsString> = vec!["/bin/sh".into(), "-c".into(), script.into()];
+        launcher
+            .run_prepared(
+                &RunRequest {
+                    plan: &plan,
+                    argv: &argv,
+                    host_env: &env,
+                    forward: Forward::No,
+                    inherit_stdin: false,
+                },
+                &prep,
+            )
+            .unwrap()
+    };
+    let first = run("echo one > first");
+    exited_ok(&first);
+    assert!(!first.built_ahead, "{first:?}");
+    assert_eq!(
+        std::fs::read_to_string(s.work.join("first")).unwrap(),
+        "one\n"
+    );
+    assert!(prep.wait_for_waiting_jail(std::time::Duration::from_secs(10)));
+    // While the next jail waits, the host writes a new file and changes an existing one.
+    std::fs::write(s.work.join("from-host"), "host wrote this\n").unwrap();
+    std::fs::write(s.work.join("existing"), "host changed it\n").unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let second = run("cat from-host existing; echo jail >> existing; echo two > second");
+    exited_ok(&second);
+    assert!(second.built_ahead, "{second:?}");
+    assert_eq!(second.stdout.text, "host wrote this\nhost changed it\n");
+    assert_eq!(
+        std::fs::read_to_string(s.work.join("existing")).unwrap(),
+        "host changed it\njail\n",
+        "{:?}",
+        second.changes
+    );
+    assert_eq!(
+        std::fs::read_to_string(s.work.join("second")).unwrap(),
+        "two\n"
+    );
+    let changes = serde_json::to_value(&second.changes).unwrap();
+    assert_eq!(
+        changes["roots"][0]["report"]["conflicts"],
+        serde_json::json!([]),
+        "{changes}"
+    );
+    drop(prep);
+}

@@ -49,6 +49,7 @@ const TESTS: &[Test] = tests![
     layer::a_reviewed_layer_applies_nothing_and_lists_the_change,
     layer::an_unchanged_layer_is_not_committed,
     layer::a_live_run_writes_through_as_before,
+    layer::a_layered_session_builds_ahead_and_takes_the_layer_when_the_command_comes,
     stage_placement::a_stage_under_tmp_runs_through_the_library_under_both_backends,
     warm::a_prepared_session_builds_each_next_jail_ahead_and_each_holds,
 ];

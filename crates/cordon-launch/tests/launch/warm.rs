@@ -109,7 +109,7 @@ pub fn a_prepared_session_builds_each_next_jail_ahead_and_each_holds() {
     };
     policy.set_limits(limits, "timeout_secs", Source::Caller);
     let mut plan = Plan::resolve(&policy.build(), &Invocation::at(&work), &host).unwrap();
-    // Built ahead only in live mode: a layer is taken when its command comes (warm.rs).
+    // Live mode here (a layered session builds ahead too: layer.rs of these tests).
     plan.workspace_mode = cordon_policy::WorkspaceMode::Live;
     let before = listing(&work);
     let env = vec![(OsString::from("LANG"), OsString::from("C.UTF-8"))];
