@@ -5,7 +5,9 @@
 //! line. So after each [`Launcher::run_prepared`](crate::Launcher::run_prepared) the launcher
 //! starts the next jail for the same plan, environment and output handling, with the stage told
 //! to wait: it runs every self-check, applies the Landlock rules, reports, and only then reads
-//! the command (each argument NUL-terminated) from a socket. The next `run_prepared` whose
+//! the command (each argument NUL-terminated) from a socket. A layered jail does all of that
+//! after the command came, the layer's mount first ([`eligible`]): ahead, it is bubblewrap's
+//! jail and the stage's process. The next `run_prepared` whose
 //! request fits hands its command over and times it from there; one that does not fit (another
 //! plan, environment, output handling, or stdin to pass through) discards the jail and runs cold.
 //!
