@@ -47,6 +47,7 @@ impl Op {
 /// A sealed journal.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Journal {
+    #[serde(with = "crate::pathser")]
     pub root: PathBuf,
     /// The entries this journal applies.
     pub applies: Vec<PathBuf>,

@@ -46,6 +46,7 @@ mod decide;
 mod error;
 mod journal;
 mod layer;
+mod pathser;
 mod report;
 mod runs;
 mod store;

@@ -105,6 +105,7 @@ pub struct Entry {
     /// The mode it gets (set-id bits already stripped), for files and directories.
     pub mode: Option<u32>,
     /// A link's target.
+    #[serde(with = "crate::pathser::option")]
     pub target: Option<PathBuf>,
     /// The host held a directory at the path when the run was committed.
     pub host_dir: bool,
@@ -124,6 +125,7 @@ pub struct Manifest {
     /// The run's name.
     pub run: String,
     /// The writable root the changes belong to.
+    #[serde(with = "crate::pathser")]
     pub root: PathBuf,
     /// The change time of the run's start marker (seconds, nanoseconds).
     pub started: (i64, u32),
@@ -150,6 +152,7 @@ pub struct CommitReport {
     /// The run's name (its directory below the workspace's state `runs/`).
     pub run: String,
     /// The run's directory, while it keeps something.
+    #[serde(serialize_with = "crate::pathser::option::serialize")]
     pub run_dir: Option<PathBuf>,
     /// Whether the changes below were applied to the host (`false` in review mode).
     pub applied: bool,

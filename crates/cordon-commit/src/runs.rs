@@ -20,6 +20,7 @@ pub struct RunSummary {
     /// The run's name.
     pub run: String,
     /// Its writable root.
+    #[serde(serialize_with = "crate::pathser::serialize")]
     pub root: PathBuf,
     /// Changes waiting for `apply` (review mode).
     pub pending: usize,

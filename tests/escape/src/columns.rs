@@ -3,8 +3,9 @@
 //! layer, a transaction judged at the commit; minimal: the `document-parser` profile, likewise;
 //! landlock: the `shell` profile under the Landlock backend, which writes live; serve: the
 //! `shell` profile under bubblewrap with `--live`, each attack sent to `cordon serve` as the
-//! session's second command, so that it runs in a jail built ahead of it (a layered command
-//! never does) and live mode stays proven; live: `cordon run --live`, run only when named; none:
+//! session's second command, so that it runs in a jail built ahead of it and live mode stays
+//! proven; serve-layer: the same with serve's default, the layer, which the jail built ahead
+//! takes when the request comes; live: `cordon run --live`, run only when named; none:
 //! no jail at all, the payload run directly as the user, to prove every attack case escapes
 //! without one). Every jailed column names its
 //! backend with `--backend`, so a broken bubblewrap can never fall back to Landlock unnoticed.
@@ -34,6 +35,9 @@ pub enum Jail {
     /// bubblewrap through `cordon serve --live`: the attack is the session's second request,
     /// handed to the jail the session built while idle (cordon-launch's warm.rs).
     Served,
+    /// The same through `cordon serve` with its default, the layer: the jail built ahead takes
+    /// the layer, its filter and its checks when the request comes.
+    ServedLayer,
     /// bubblewrap with `cordon run --live`: the workspace written as the command runs, with live
     /// mode's protections (read-only protected paths, the sweep, the git broker).
     Live,
@@ -52,7 +56,7 @@ pub struct Column {
 }
 
 impl Column {
-    pub const ALL: [Column; 9] = [
+    pub const ALL: [Column; 10] = [
         Column::new(Who::Root, Posture::Host, Jail::Bwrap),
         Column::new(Who::Root, Posture::Minimal, Jail::Bwrap),
         Column::new(Who::User, Posture::Host, Jail::Bwrap),
@@ -60,6 +64,7 @@ impl Column {
         Column::new(Who::Root, Posture::Host, Jail::Landlock),
         Column::new(Who::User, Posture::Host, Jail::Landlock),
         Column::new(Who::Root, Posture::Host, Jail::Served),
+        Column::new(Who::Root, Posture::Host, Jail::ServedLayer),
         Column::new(Who::Root, Posture::Host, Jail::None),
         Column::new(Who::User, Posture::Host, Jail::None),
     ];
@@ -88,6 +93,7 @@ impl Column {
             match (self.jail, self.posture) {
                 (Jail::Landlock, _) => "landlock",
                 (Jail::Served, _) => "serve",
+                (Jail::ServedLayer, _) => "serve-layer",
                 (Jail::Live, _) => "live",
                 (Jail::None, _) => "none",
                 (Jail::Bwrap, Posture::Host) => "host",
@@ -98,7 +104,7 @@ impl Column {
 
     /// Whether this column sends its attacks through `cordon serve`.
     pub fn served(self) -> bool {
-        self.jail == Jail::Served
+        matches!(self.jail, Jail::Served | Jail::ServedLayer)
     }
 
     /// Whether this column runs the payload without any jail.
@@ -125,7 +131,7 @@ impl Column {
     /// The `cordon run` options that select the backend.
     pub fn backend_args(self) -> &'static [&'static str] {
         match self.jail {
-            Jail::Bwrap | Jail::Served | Jail::Live => &["--backend", "bwrap"],
+            Jail::Bwrap | Jail::Served | Jail::ServedLayer | Jail::Live => &["--backend", "bwrap"],
             Jail::Landlock => &["--backend", "landlock"],
             Jail::None => &[],
         }
@@ -213,7 +219,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn nine_columns_with_unique_names_that_parse_back() {
+    fn ten_columns_with_unique_names_that_parse_back() {
         let names: Vec<String> = Column::ALL.iter().map(|c| c.name()).collect();
         assert_eq!(
             names,
@@ -225,6 +231,7 @@ mod tests {
                 "root/landlock",
                 "user/landlock",
                 "root/serve",
+                "root/serve-layer",
                 "root/none",
                 "user/none"
             ]

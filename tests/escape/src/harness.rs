@@ -643,10 +643,18 @@ impl<'c, 'a> Run<'c, 'a> {
     fn served_payload(&self) -> Option<String> {
         // A case that needs the mutants build for its bubblewrap override stays `cordon run`;
         // a weakened launcher (the mutants run) builds jails ahead like the real one.
+        // A layered session with the proxy network builds no jail ahead (cordon-launch's
+        // warm.rs): such a case runs as `cordon run` in the serve-layer column.
+        let proxied_layer = self.ctx.column.jail == super::columns::Jail::ServedLayer
+            && self
+                .args
+                .windows(2)
+                .any(|w| w[0] == "--network" && w[1] == "proxy");
         if !self.ctx.column.served()
             || self.stdin.is_some()
             || !self.inherit.is_empty()
             || self.build == Build::Mutants
+            || proxied_layer
         {
             return None;
         }

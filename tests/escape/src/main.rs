@@ -365,7 +365,7 @@ struct EscapeArgs {
     /// Run the cases against deliberately weakened launchers; fail unless each is caught.
     #[arg(long)]
     mutants: bool,
-    /// Only these columns (root/host, root/minimal, user/host, user/minimal, root/landlock, user/landlock, root/serve, root/none, user/none; root/live runs only when named); default: all but root/live.
+    /// Only these columns (root/host, root/minimal, user/host, user/minimal, root/landlock, user/landlock, root/serve, root/serve-layer, root/none, user/none; root/live runs only when named); default: all but root/live.
     #[arg(long, value_delimiter = ',')]
     columns: Vec<String>,
     /// Only the cases whose id starts with one of these prefixes.

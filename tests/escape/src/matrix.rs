@@ -302,11 +302,14 @@ impl Matrix {
              Columns: the user cordon runs as (root, or an unprivileged user the suite creates and \
              drops to with `setpriv`) × the jail (*host*: the `shell` profile under bubblewrap; \
              *minimal*: the `document-parser` profile under bubblewrap; *landlock*: the `shell` \
-             profile under the Landlock backend; *serve*: the `shell` profile under bubblewrap, \
-             each attack sent to `cordon serve` as the session's second request, so it runs in a \
-             jail built ahead of it (the suite fails if one did not; runs that feed stdin, \
-             inherit a descriptor or need a bubblewrap override stay `cordon run`). Every column \
-             passes `--backend` explicitly. \
+             profile under the Landlock backend; *serve*: the `shell` profile under bubblewrap \
+             with `--live`, each attack sent to `cordon serve` as the session's second request, \
+             so it runs in a jail built ahead of it (the suite fails if one did not; runs that \
+             feed stdin, inherit a descriptor or need a bubblewrap override stay `cordon run`); \
+             *serve-layer*: the same with serve's default, the copy-on-write layer, which the \
+             jail built ahead takes when the request comes (proxy runs stay `cordon run`: a \
+             layered proxy session builds no jail ahead). Every column passes `--backend` \
+             explicitly. \
              **LIMIT** marks a landlock cell the case declares the Landlock backend cannot block \
              or serve (listed with reasons in `docs/backends.md`); a declared limit that no longer \
              shows reads **STALE-LIMIT** and fails the suite.\n\n\

@@ -167,13 +167,18 @@ pub struct Changes {
 /// One layered root of [`Changes`].
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RootChanges {
-    /// The writable root.
+    /// The writable root (in JSON lossily as UTF-8, like every path of a result).
+    #[serde(serialize_with = "lossy_path")]
     pub root: std::path::PathBuf,
     /// The commit's report (its JSON), or `null` when it failed (`error` says why).
     pub report: Option<serde_json::Value>,
     /// Why the commit of this root failed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+}
+
+fn lossy_path<S: serde::Serializer>(path: &std::path::Path, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&path.to_string_lossy())
 }
 
 /// One feature of one run. Every method has a default that takes no part in its phase.

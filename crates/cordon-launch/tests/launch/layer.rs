@@ -299,3 +299,36 @@ pub fn a_layered_session_builds_ahead_and_takes_the_layer_when_the_command_comes
     );
     drop(prep);
 }
+
+/// A workspace whose path is not UTF-8, and a link whose target is not: the run's record holds
+/// them as bytes, and the commit applies (it failed, keeping everything, when the record could
+/// only hold text).
+pub fn a_workspace_whose_path_is_not_utf8_is_committed() {
+    use std::os::unix::ffi::OsStringExt;
+    let s = Setup::new();
+    let odd = s
+        .home
+        .path()
+        .join(OsString::from_vec(b"proj-\xff\xfe".to_vec()));
+    std::fs::create_dir_all(&odd).unwrap();
+    let host = RealHost::new(Some(s.home.path().as_os_str().to_owned()));
+    let mut plan = Plan::resolve(
+        &Policy::for_profile(Profile::Shell),
+        &Invocation::at(&odd),
+        &host,
+    )
+    .unwrap();
+    plan.workspace_mode = WorkspaceMode::Layer;
+    let r = s.run(
+        &plan,
+        "echo made > made; ln -s \"$(printf 'to-\\377')\" link",
+    );
+    exited_ok(&r);
+    assert_eq!(std::fs::read_to_string(odd.join("made")).unwrap(), "made\n");
+    assert_eq!(
+        std::fs::read_link(odd.join("link")).unwrap(),
+        PathBuf::from(OsString::from_vec(b"to-\xff".to_vec()))
+    );
+    let json = serde_json::to_value(&r).unwrap();
+    assert_eq!(json["changes"]["applied"], true, "{json}");
+}

@@ -50,6 +50,7 @@ const TESTS: &[Test] = tests![
     layer::an_unchanged_layer_is_not_committed,
     layer::a_live_run_writes_through_as_before,
     layer::a_layered_session_builds_ahead_and_takes_the_layer_when_the_command_comes,
+    layer::a_workspace_whose_path_is_not_utf8_is_committed,
     stage_placement::a_stage_under_tmp_runs_through_the_library_under_both_backends,
     warm::a_prepared_session_builds_each_next_jail_ahead_and_each_holds,
 ];
