@@ -446,11 +446,9 @@ mod tests {
         assert!(!r.brokers(Path::new("/ws/.git/hooks/config")));
         assert!(!r.brokers(Path::new("/ws/config")));
         assert!(!r.brokers(Path::new("/elsewhere/.git/config")));
-        // A `.gitmodules` wherever a plain entry could be made, refused by its name alone.
-        assert!(
-            r.judge(Change::Create, Path::new("/ws/.gitmodules"))
-                .is_err()
-        );
+        // A `.gitmodules` wherever a plain entry could be made, whose replacement (a rename
+        // over it removes it) its name alone refuses.
+        assert!(r.judge(Change::Remove, Path::new("/ws/.gitmodules")).is_err());
         assert!(r.brokers_gitmodules(Path::new("/ws/.gitmodules")));
         assert!(r.brokers_gitmodules(Path::new("/ws/sub/.gitmodules")));
         assert!(!r.brokers_gitmodules(Path::new("/ws/.git/hooks/.gitmodules")));
