@@ -448,7 +448,10 @@ mod tests {
         assert!(!r.brokers(Path::new("/elsewhere/.git/config")));
         // A `.gitmodules` wherever a plain entry could be made, whose replacement (a rename
         // over it removes it) its name alone refuses.
-        assert!(r.judge(Change::Remove, Path::new("/ws/.gitmodules")).is_err());
+        assert!(
+            r.judge(Change::Remove, Path::new("/ws/.gitmodules"))
+                .is_err()
+        );
         assert!(r.brokers_gitmodules(Path::new("/ws/.gitmodules")));
         assert!(r.brokers_gitmodules(Path::new("/ws/sub/.gitmodules")));
         assert!(!r.brokers_gitmodules(Path::new("/ws/.git/hooks/.gitmodules")));
