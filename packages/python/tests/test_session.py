@@ -31,8 +31,9 @@ def test_a_default_session_commits_each_commands_layer_before_the_next(workspace
     with Session(cwd=workspace, timeout=30) as session:
         first = session.run(["sh", "-c", "echo 1 > one.txt; mkdir -p .vscode; echo x > .vscode/tasks.json"])
         second = session.run(["cat", "one.txt"])
-    # A layered command runs in a jail made for it, and sees what the one before committed.
-    assert first.workspace == "layer" and not second.built_ahead
+    # A layered command runs in the jail built ahead of it, which takes the layer when the
+    # command comes: it sees what the one before committed.
+    assert first.workspace == "layer" and second.built_ahead
     assert second.stdout == "1\n"
     assert first.changes is not None and first.changes["applied"] is True
     report = first.changes["roots"][0]["report"]

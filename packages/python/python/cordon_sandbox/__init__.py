@@ -6,7 +6,8 @@
 (0, 'hi\\n')
 
 `run` starts one ``cordon run --json`` per command; `Session` keeps one ``cordon serve`` for
-many commands (with ``workspace="live"`` each handed to a jail built ahead of it); `run_async`
+many commands (each handed to a jail built ahead of it, which takes its layer when the command
+comes); `run_async`
 and `AsyncSession` are the asyncio variants. Under bubblewrap a command's writes wait in a
 copy-on-write layer that cordon judges and commits when it ends (`Result.changes` lists them);
 with ``workspace="review"`` nothing is applied, and `changes`, `diff`, `apply` and `drop`
