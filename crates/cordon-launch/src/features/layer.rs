@@ -362,7 +362,7 @@ impl Feature for Layer {
             }
         }
         if finished && untouched {
-            layer_abandoned::park_spare(state, &run_dir);
+            layer_abandoned::park_spare(state, &run_dir, &self.layers);
         } else if finished {
             remove_layer(&run_dir);
         }

@@ -198,13 +198,47 @@ pub(crate) fn take_spare(state: &Path, to: &Path) -> bool {
 }
 
 /// Keeps the layer directory of a run that changed nothing as a spare for the next run (its
-/// uppers are empty; the overlay clears its work directory when mounted); removes it when it
-/// cannot be renamed.
-pub(crate) fn park_spare(state: &Path, run_dir: &Path) {
+/// uppers are empty; the overlay clears its work directory when mounted, but refuses one that
+/// still holds the mark of a `volatile` mount, which is cleared here); removes it when it
+/// cannot be cleared or renamed.
+pub(crate) fn park_spare(state: &Path, run_dir: &Path, layers: &[(PathBuf, PathBuf)]) {
+    let cleared = layers
+        .iter()
+        .all(|(_, layer)| clear_volatile_mark(&layer.join("work")).is_ok());
     let spare = state.join(format!("{SPARE_PREFIX}{}", crate::host::token::nonce()));
-    if std::fs::rename(run_dir, &spare).is_err() {
+    if !cleared || std::fs::rename(run_dir, &spare).is_err() {
         remove_layer(run_dir);
     }
+}
+
+/// Opens an overlay's work directory `work` for its owner: the overlay makes `work/work` and
+/// the mark of a `volatile` mount below it (`incompat/volatile`) mode 0, which its owner
+/// cannot enter to remove what they hold.
+pub(crate) fn open_work_dir(work: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let inner = work.join("work");
+    for dir in [
+        inner.clone(),
+        inner.join("incompat"),
+        inner.join("incompat").join("volatile"),
+    ] {
+        let _ = std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700));
+    }
+}
+
+/// Removes the mark a `volatile` overlay leaves in its work directory `work`
+/// (`work/work/incompat/volatile/dirty`), without which the next mount on it is refused.
+fn clear_volatile_mark(work: &Path) -> std::io::Result<()> {
+    let gone = |r: std::io::Result<()>| match r {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
+    };
+    open_work_dir(work);
+    let incompat = work.join("work").join("incompat");
+    let volatile = incompat.join("volatile");
+    gone(std::fs::remove_file(volatile.join("dirty")))?;
+    gone(std::fs::remove_dir(&volatile))?;
+    gone(std::fs::remove_dir(&incompat))
 }
 
 /// One line for people about what `cordon_commit::recover` did.
@@ -253,7 +287,6 @@ pub fn describe(a: &Abandoned) -> String {
 
 /// Removes a run's layer directory once committed or recovered (the overlay's work directories are mode 0).
 pub(crate) fn remove_layer(run_dir: &Path) {
-    use std::os::unix::fs::PermissionsExt;
     // Renamed out of the `jail-*` names first: a removal killed half way leaves a `gone-*`
     // directory, which recovery removes, never a `jail-*` without its start marker.
     let gone = match (run_dir.parent(), run_dir.file_name()) {
@@ -270,8 +303,7 @@ pub(crate) fn remove_layer(run_dir: &Path) {
     let run_dir = gone.as_path();
     if let Ok(entries) = std::fs::read_dir(run_dir) {
         for e in entries.flatten() {
-            let work = e.path().join("work").join("work");
-            let _ = std::fs::set_permissions(&work, std::fs::Permissions::from_mode(0o700));
+            open_work_dir(&e.path().join("work"));
         }
     }
     let _ = std::fs::remove_dir_all(run_dir);

@@ -108,8 +108,6 @@ fn probe(base: &Path, stage: &Path) -> Result<(), String> {
 
 /// Removes a probe's tree, its overlay work directory (mode 0) included.
 fn remove(tree: &Path) {
-    use std::os::unix::fs::PermissionsExt;
-    let work = tree.join("work").join("work");
-    let _ = std::fs::set_permissions(&work, std::fs::Permissions::from_mode(0o700));
+    super::layer_abandoned::open_work_dir(&tree.join("work"));
     let _ = std::fs::remove_dir_all(tree);
 }

@@ -248,6 +248,19 @@ fn an_unchanged_layer_is_kept_as_the_next_runs_spare() {
             left.len() == 1 && left[0].starts_with("spare-"),
             "after an unchanged run: {left:?}"
         );
+        // The overlay is mounted `volatile`: its mark, which would make the next mount on
+        // this work directory fail, is gone from the spare.
+        let marks: Vec<_> = std::fs::read_dir(&state)
+            .unwrap()
+            .flatten()
+            .filter(|w| w.path().is_dir())
+            .flat_map(|w| std::fs::read_dir(w.path()).unwrap().flatten())
+            .filter(|e| e.path().join("0/work/work/incompat").exists())
+            .collect();
+        assert!(
+            marks.is_empty(),
+            "a spare keeps the volatile mark: {marks:?}"
+        );
     }
     let r = json(
         &j,
