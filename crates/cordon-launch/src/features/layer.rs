@@ -223,6 +223,12 @@ impl Feature for Layer {
             run_dir.display()
         )))?;
         self.marker = Some(marker);
+        super::layer_prune::record_workspace(&state, &run.plan.workspace);
+        self.recovered.extend(super::layer_prune::prune(
+            base,
+            super::layer_prune::IDLE,
+            false,
+        ));
         host.layers = layers.clone();
         self.layers = layers;
         self.run_dir = Some(run_dir);

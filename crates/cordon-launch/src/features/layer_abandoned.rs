@@ -64,6 +64,11 @@ fn lock_marker(path: &Path) -> Option<File> {
     Some(file)
 }
 
+/// Whether a run's start marker exists and its launcher holds it.
+pub(crate) fn marker_held(path: &Path) -> bool {
+    path.exists() && lock_marker(path).is_none()
+}
+
 fn libc_nofollow() -> i32 {
     i32::try_from(rustix::fs::OFlags::NOFOLLOW.bits()).unwrap_or(0)
 }

@@ -53,6 +53,8 @@ pub(crate) mod layer;
 pub(crate) mod layer_abandoned;
 #[cfg(linux_backends)]
 pub(crate) mod layer_probe;
+#[cfg(linux_backends)]
+pub(crate) mod layer_prune;
 pub(crate) mod limits;
 #[cfg(linux_backends)]
 pub(crate) mod memory;

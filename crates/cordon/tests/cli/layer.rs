@@ -235,7 +235,7 @@ fn an_unchanged_layer_is_kept_as_the_next_runs_spare() {
             .filter(|w| w.path().is_dir())
             .flat_map(|w| std::fs::read_dir(w.path()).unwrap().flatten())
             .map(|e| e.file_name().to_string_lossy().into_owned())
-            .filter(|n| n != "lock" && n != "runs")
+            .filter(|n| n != "lock" && n != "runs" && n != "workspace")
             .collect();
         names.sort();
         names
@@ -619,4 +619,51 @@ fn an_auto_run_file_the_host_makes_during_a_layered_run_stays() {
         "the host's own .envrc was moved aside: {err}"
     );
     assert!(!err.contains(".envrc"), "{err}");
+}
+
+/// The layer state of a workspace that no longer exists, idle for a week, goes at the next
+/// layered run (which says so); a present workspace's state and an idle one's of a day stay.
+#[test]
+fn a_gone_workspace_s_layer_state_is_removed_after_a_week() {
+    let j = Jail::new();
+    let layers = j.home.path().join(".cache/cordon/layers");
+    let week = std::time::Duration::from_secs(8 * 24 * 3600);
+    let day = std::time::Duration::from_secs(24 * 3600);
+    let make = |key: &str, workspace: &Path, idle: std::time::Duration| {
+        let state = layers.join(key);
+        std::fs::create_dir_all(state.join("runs/1-1-0/kept")).unwrap();
+        std::fs::write(
+            state.join("workspace"),
+            workspace.as_os_str().as_encoded_bytes(),
+        )
+        .unwrap();
+        let when = std::time::SystemTime::now() - idle;
+        std::fs::File::open(&state)
+            .unwrap()
+            .set_modified(when)
+            .unwrap();
+        state
+    };
+    let gone = make("deleted-1", &j.home.path().join("deleted"), week);
+    let recent = make("deleted-2", &j.home.path().join("deleted-too"), day);
+    let present = make("present-3", &j.work, week);
+    let out = j.run(&["run", "--layer", "--", "/bin/true"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(!gone.exists(), "a gone workspace's state stayed");
+    assert!(recent.exists() && present.exists());
+    assert!(
+        text(&out.stderr).contains("a workspace that no longer exists"),
+        "{}",
+        text(&out.stderr)
+    );
+    // The run recorded its own workspace.
+    let own = std::fs::read_dir(&layers)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().join("workspace").exists())
+        .any(|e| {
+            std::fs::read(e.path().join("workspace")).unwrap()
+                == j.work.as_os_str().as_encoded_bytes()
+        });
+    assert!(own, "the run did not record its workspace");
 }
