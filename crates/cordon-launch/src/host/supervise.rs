@@ -140,40 +140,40 @@ fn start_supervisor(t: Taking) -> std::io::Result<JoinHandle<SupervisorSummary>>
         .join()
         .map_err(|_| std::io::Error::other("the listener's handover panicked"))??;
     let (rules, sentinel) = (t.rules, t.sentinel);
-    // The stage's own failed connect to the sentinel is its self-check, not the command's.
-    let sentinel_port = sentinel
-        .as_ref()
-        .and_then(|l| l.local_addr().ok())
-        .map(|a| a.port());
-    let is_self_check = move |x: &cordon_supervisor::Refusal| {
-        x.rule == "network"
-            && x.path
-                .to_str()
-                .and_then(|p| p.parse::<std::net::SocketAddr>().ok())
-                .is_some_and(|a| a.ip().is_loopback() && Some(a.port()) == sentinel_port)
-    };
+    // The stage's own failed connect to the sentinel is its self-check, not the command's: the
+    // first refusal to that address, made before the command exists, is dropped, and only it
+    // (a command that connects there too is reported).
+    let sentinel_addr = sentinel.as_ref().and_then(|l| l.local_addr().ok());
     std::thread::Builder::new()
         .name("cordon-supervisor".into())
         .spawn(move || {
             let served = cordon_supervisor::serve(listener, &rules);
             drop(sentinel);
             match served {
-                Ok(r) => SupervisorSummary {
-                    handled: r.handled,
-                    refused: r.refused.saturating_sub(
-                        r.refusals.iter().filter(|x| is_self_check(x)).count() as u64,
-                    ),
-                    refusals: r
-                        .refusals
-                        .into_iter()
-                        .filter(|x| !is_self_check(x))
-                        .map(|x| Refused {
-                            path: x.path,
-                            rule: x.rule,
-                            key: x.key,
+                Ok(mut r) => {
+                    let own = sentinel_addr.and_then(|at| {
+                        r.refusals.iter().position(|x| {
+                            x.rule == "network" && x.path.as_os_str() == at.to_string().as_str()
                         })
-                        .collect(),
-                },
+                    });
+                    if let Some(i) = own {
+                        r.refusals.remove(i);
+                        r.refused = r.refused.saturating_sub(1);
+                    }
+                    SupervisorSummary {
+                        handled: r.handled,
+                        refused: r.refused,
+                        refusals: r
+                            .refusals
+                            .into_iter()
+                            .map(|x| Refused {
+                                path: x.path,
+                                rule: x.rule,
+                                key: x.key,
+                            })
+                            .collect(),
+                    }
+                }
                 // The listener is closed: every supervised call fails, none goes through.
                 Err(_) => SupervisorSummary::default(),
             }

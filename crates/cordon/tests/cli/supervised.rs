@@ -184,3 +184,42 @@ fn under_the_landlock_backend_a_pseudo_terminal_is_the_jails_and_dev_tty_is_the_
     assert!(stdout.contains("via-dev-tty"), "{v}");
     assert!(stdout.contains("NO-TTY"), "{v}");
 }
+
+#[test]
+fn under_the_landlock_backend_a_command_that_connects_to_the_stages_sentinel_is_reported() {
+    let j = Jail::new();
+    // The stage (the command's parent, the jail's init) names the launcher's sentinel port in
+    // its arguments (`s<port>`); its own refused connect is its self-check and is not reported,
+    // the command's connect to the same address is.
+    let out = j.run(&[
+        "run",
+        "--json",
+        "--backend",
+        "landlock",
+        "--",
+        "python3",
+        "-c",
+        "import os, socket\n\
+         args = open(f'/proc/{os.getppid()}/cmdline', 'rb').read().split(b'\\0')\n\
+         port = [int(a[1:]) for a in args if a[:1] == b's' and a[1:].isdigit()][0]\n\
+         print('PORT', port)\n\
+         try:\n socket.create_connection(('127.0.0.1', port), timeout=5); print('REACHED')\n\
+         except OSError as e:\n print('REFUSED', e.errno)",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["backend"], "landlock", "{v}");
+    let stdout = v["stdout"]["text"].as_str().unwrap();
+    assert!(stdout.contains("REFUSED"), "{v}");
+    let port: u64 = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("PORT "))
+        .and_then(|p| p.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{v}"));
+    let at_sentinel: Vec<_> = v["violations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|x| x["kind"] == "network-denied" && x["port"] == port)
+        .collect();
+    assert_eq!(at_sentinel.len(), 1, "{v}");
+}
