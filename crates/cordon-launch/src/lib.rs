@@ -114,7 +114,9 @@ pub use backend::namespaces::{
 };
 #[cfg(linux_backends)]
 pub use backend::probe::probe_cache_holds;
-pub use backend::{Backend, BackendReport, JailSpec, Prepared, ProbeOutcome, StageReport};
+pub use backend::{
+    Backend, BackendReport, JailSpec, Prepared, ProbeOutcome, StageCall, StageReport,
+};
 #[cfg(linux_backends)]
 pub use backend::{
     bwrap::{BwrapBackend, BwrapConfig},

@@ -225,7 +225,8 @@ impl Backend for BwrapBackend {
     }
 
     fn prepare(&self, spec: &JailSpec<'_>, status: Vec<OwnedFd>) -> Result<Prepared, LaunchError> {
-        let (plan, env, stage_argv) = (spec.plan, spec.env, spec.stage_argv);
+        let (plan, env) = (spec.plan, spec.env);
+        let stage_argv = &spec.stage.args(|_| {});
         // A host socket removed since the plan was read (a session's plan, a jail built ahead)
         // cannot be masked, nor reached: left out, so the jail still starts.
         let pruned = plan.without_gone_sockets(|p| std::fs::symlink_metadata(p).is_ok());

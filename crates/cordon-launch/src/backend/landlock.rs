@@ -220,7 +220,7 @@ impl Backend for LandlockBackend {
     }
 
     fn prepare(&self, spec: &JailSpec<'_>, status: Vec<OwnedFd>) -> Result<Prepared, LaunchError> {
-        let (plan, env, stage_argv) = (spec.plan, spec.env, spec.stage_argv);
+        let (plan, env, call) = (spec.plan, spec.env, spec.stage);
         let granted_sockets = spec.granted_sockets;
         let abi = *self.abi.as_ref().map_err(|why| LaunchError::Io {
             what: "Landlock".into(),
@@ -267,23 +267,20 @@ impl Backend for LandlockBackend {
         } else {
             None
         };
-        let stage_argv = match &sentinel {
-            Some(l) => {
-                let port = l
-                    .local_addr()
+        let sentinel_port = match &sentinel {
+            Some(l) => Some(
+                l.local_addr()
                     .map_err(LaunchError::io(
                         "listening for the jail's network self-check",
                     ))?
-                    .port();
-                crate::stage::with_sentinel(stage_argv, port)
-            }
-            None => stage_argv.to_vec(),
+                    .port(),
+            ),
+            None => None,
         };
-        let stage_argv = if init {
-            crate::stage::as_init(&stage_argv)
-        } else {
-            stage_argv
-        };
+        let stage_argv = call.args(|check| {
+            check.init = init;
+            check.sentinel_port = sentinel_port;
+        });
         let mut command = Command::new(&self.config.stage_binary);
         command
             .args(&stage_argv)

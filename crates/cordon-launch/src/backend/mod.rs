@@ -117,14 +117,43 @@ pub struct JailSpec<'a> {
     pub brokers: &'a [ConfigBroker],
     /// Exactly the jail's environment.
     pub env: &'a BTreeMap<OsString, OsString>,
-    /// The stage's arguments, then the payload.
-    pub stage_argv: &'a [OsString],
+    /// What the stage is told to do.
+    pub stage: StageCall<'a>,
     /// The writable roots under a copy-on-write layer, each with the run's layer directory
     /// (`features/layer.rs`); empty for a live run.
     pub layers: &'a [(std::path::PathBuf, std::path::PathBuf)],
     /// Inodes of host sockets the jail may reach although the network is denied (the proxy's
     /// listener on the host's loopback, for a backend whose supervisor judges addresses).
     pub granted_sockets: &'a [u64],
+}
+
+/// What a jail's stage is told to do.
+#[derive(Debug, Clone, Copy)]
+pub enum StageCall<'a> {
+    /// Check the jail (`check`), then run the payload `argv`.
+    Check {
+        /// What the stage checks.
+        check: &'a crate::stage::SelfCheck,
+        /// The payload.
+        argv: &'a [OsString],
+    },
+    /// Arguments made whole by the caller (the backend probe's).
+    Args(&'a [OsString]),
+}
+
+impl StageCall<'_> {
+    /// The stage's arguments (`crate::stage::check_args`); `adjust` adds to the check what
+    /// only the backend knows (the Landlock backend's sentinel port and init mode).
+    pub fn args(&self, adjust: impl FnOnce(&mut crate::stage::SelfCheck)) -> Vec<OsString> {
+        match self {
+            StageCall::Check { check, argv } => {
+                let mut check = (*check).clone();
+                adjust(&mut check);
+                crate::stage::check_args(&check, argv)
+            }
+            StageCall::Args(args) => args.to_vec(),
+        }
+    }
 }
 
 /// A command ready to spawn, and the descriptors it must inherit.
@@ -170,7 +199,7 @@ pub trait Backend: Send + Sync {
     fn name(&self) -> &'static str;
     /// Proves (or disproves) that this backend enforces on this host; cached.
     fn probe(&self) -> ProbeOutcome;
-    /// Builds the command that runs the spec's `stage_argv` (stage arguments then the payload)
+    /// Builds the command that runs the spec's stage call (its arguments, then the payload)
     /// in the jail its plan describes, with exactly its `env`. The descriptors in `status` (the
     /// status pipe, the second wall's rules) are inherited by the stage.
     fn prepare(&self, spec: &JailSpec<'_>, status: Vec<OwnedFd>) -> Result<Prepared, LaunchError>;

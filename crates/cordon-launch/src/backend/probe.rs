@@ -395,7 +395,7 @@ pub(crate) fn run_at(
                 plan: &site.plan,
                 brokers: &[],
                 env: &std::collections::BTreeMap::new(),
-                stage_argv: &argv,
+                stage: crate::backend::StageCall::Args(&argv),
                 layers: &[],
                 granted_sockets: &[],
             },

@@ -217,7 +217,8 @@ impl Backend for SeatbeltBackend {
     }
 
     fn prepare(&self, spec: &JailSpec<'_>, status: Vec<OwnedFd>) -> Result<Prepared, LaunchError> {
-        let (plan, env, stage_argv) = (spec.plan, spec.env, spec.stage_argv);
+        let (plan, env) = (spec.plan, spec.env);
+        let stage_argv = &spec.stage.args(|_| {});
         let binary = self.found.as_ref().map_err(|why| LaunchError::Io {
             what: "sandbox-exec".into(),
             source: std::io::Error::other(why.clone()),
@@ -457,7 +458,7 @@ mod tests {
                     plan: &plan(&FakeHost::typical()).guard(&FakeHost::typical()),
                     brokers: &[],
                     env: &std::collections::BTreeMap::new(),
-                    stage_argv: &["true".into()],
+                    stage: crate::backend::StageCall::Args(&["true".into()]),
                     layers: &[],
                     granted_sockets: &[],
                 },

@@ -16,7 +16,6 @@ use crate::backend::{Backend, BackendReport, JailSpec, ProbeOutcome, StageReport
 use crate::error::LaunchError;
 use crate::features::env::{EnvRow, JailEnv};
 use crate::host::supervise::Forward;
-use crate::stage;
 
 mod jail;
 pub(crate) mod result;
@@ -320,7 +319,10 @@ impl Launcher {
                 plan: &host.guarded,
                 brokers: &host.brokers,
                 env: args.env.vars(),
-                stage_argv: &stage::check_args(&args.check, argv),
+                stage: crate::backend::StageCall::Check {
+                    check: &args.check,
+                    argv,
+                },
                 layers: &host.layers,
                 granted_sockets: &args.granted_sockets,
             },

@@ -2,7 +2,7 @@
 
 use cordon_policy::{Plan, Unavailable};
 
-use crate::backend::{Backend, JailSpec};
+use crate::backend::{Backend, JailSpec, StageCall};
 use crate::error::LaunchError;
 use crate::features::env::JailEnv;
 use crate::features::{self, Arguments, Feature, Host, Run};
@@ -78,14 +78,16 @@ impl Launcher {
             &mut args.timeout,
             req.host_env,
         );
-        let stage_argv = stage::check_args(&args.check, req.argv);
         let inherit = std::mem::take(&mut args.inherit);
         let mut prepared = backend.prepare(
             &JailSpec {
                 plan: &host.guarded,
                 brokers: &host.brokers,
                 env: args.env.vars(),
-                stage_argv: &stage_argv,
+                stage: StageCall::Check {
+                    check: &args.check,
+                    argv: req.argv,
+                },
                 layers: &host.layers,
                 granted_sockets: &args.granted_sockets,
             },

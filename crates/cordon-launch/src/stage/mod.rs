@@ -62,6 +62,12 @@ pub struct SelfCheck {
     /// The copy-on-write layer the stage mounts, and how its confinement is checked
     /// (`layer.rs`).
     pub layer: LayerOperand,
+    /// For a closed network without a namespace of its own (the Landlock backend's supervisor
+    /// judges addresses): the port of the launcher's listener on the host's loopback, which the
+    /// stage must fail to reach. Only with `deny_network` and no proxy.
+    pub sentinel_port: Option<u16>,
+    /// The stage stays as the jail's init and forks the payload (`init.rs`).
+    pub init: bool,
 }
 
 /// The most bytes of command read from [`SelfCheck::command_fd`].
@@ -99,21 +105,24 @@ pub fn check_args(check: &SelfCheck, argv: &[OsString]) -> Vec<OsString> {
         Some((p, false)) => ("f", p.as_os_str().to_owned()),
         None => ("-", OsString::from("-")),
     };
+    let mode = match (check.command_fd.is_some(), check.init) {
+        (true, false) => "await",
+        (true, true) => "await-init",
+        (false, false) => "check",
+        (false, true) => "check-init",
+    };
     let mut out: Vec<OsString> = vec![
         STAGE_ARG.into(),
-        if check.command_fd.is_some() {
-            "await"
-        } else {
-            "check"
-        }
-        .into(),
+        mode.into(),
         check.status_fd.to_string().into(),
-        // The network operand: `0` nothing checked, `1` the network is closed, `pFD` closed
-        // and the proxy's listener to be sent on descriptor FD.
-        match (check.proxy_fd, check.deny_network) {
-            (Some(fd), _) => format!("p{fd}"),
-            (None, true) => "1".to_owned(),
-            (None, false) => "0".to_owned(),
+        // The network operand: `0` nothing checked, `1` the network is closed, `sPORT` closed
+        // and the launcher's sentinel at PORT must not be reached, `pFD` closed and the
+        // proxy's listener to be sent on descriptor FD.
+        match (check.proxy_fd, check.deny_network, check.sentinel_port) {
+            (Some(fd), _, _) => format!("p{fd}"),
+            (None, true, Some(port)) => format!("s{port}"),
+            (None, true, None) => "1".to_owned(),
+            (None, false, _) => "0".to_owned(),
         }
         .into(),
         check.outside.as_os_str().to_owned(),
@@ -239,21 +248,6 @@ fn socket_refused() -> Result<(), String> {
         ),
         None => Ok(()),
     }
-}
-
-/// The network operand of a supervised jail without a network namespace: closed, checked by
-/// connecting to the launcher's sentinel listener on the host's loopback at `port`, which the
-/// supervisor must refuse (`sPORT`).
-pub(crate) fn with_sentinel(stage_argv: &[OsString], port: u16) -> Vec<OsString> {
-    let mut argv = stage_argv.to_vec();
-    if argv.first().is_some_and(|a| a == STAGE_ARG)
-        && argv.get(1).is_some_and(|m| m == "check" || m == "await")
-        && let Some(operand) = argv.get_mut(3)
-        && operand == "1"
-    {
-        *operand = format!("s{port}").into();
-    }
-    argv
 }
 
 /// Sockets can be made (the Landlock backend's supervisor judges addresses), but the host's
@@ -453,20 +447,6 @@ fn init_prepare() -> Result<std::convert::Infallible, String> {
     Err("the stage is an init only on Linux".into())
 }
 
-/// The same stage arguments, the stage staying as the jail's init (init.rs).
-pub(crate) fn as_init(stage_argv: &[OsString]) -> Vec<OsString> {
-    let mut out = stage_argv.to_vec();
-    if let Some(mode) = out.get_mut(1) {
-        let init = match mode.to_str() {
-            Some("check") => "check-init",
-            Some("await") => "await-init",
-            _ => return out,
-        };
-        *mode = init.into();
-    }
-    out
-}
-
 /// Reads the command from descriptor `fd` (its text in `arg`); `None` when there is none.
 fn read_command(arg: &OsStr) -> Option<Vec<OsString>> {
     let fd = arg
@@ -572,6 +552,8 @@ pub(crate) fn self_check(plan: &Plan, status_fd: i32) -> SelfCheck {
         command_fd: None,
         proxy_fd: None,
         layer: LayerOperand::InPlace,
+        sentinel_port: None,
+        init: false,
     }
 }
 
@@ -609,24 +591,26 @@ mod tests {
 
     #[test]
     fn only_a_closed_networks_operand_becomes_the_sentinel_check() {
-        let check = |deny_network| SelfCheck {
+        let check = |deny_network, proxy_fd| SelfCheck {
             status_fd: 5,
             deny_network,
             outside: PathBuf::from("/x"),
             masked: None,
             landlock_fd: None,
             command_fd: None,
-            proxy_fd: None,
+            proxy_fd,
             layer: LayerOperand::Live,
+            sentinel_port: Some(4242),
+            init: true,
         };
         let argv = [OsString::from("/bin/true")];
-        let closed = with_sentinel(&check_args(&check(true), &argv), 4242);
-        assert_eq!(closed[3], "s4242");
-        let open = check_args(&check(false), &argv);
-        assert_eq!(with_sentinel(&open, 4242), open);
-        // A probe's arguments are never touched, whatever they hold.
-        let probe = probe_args(5, Path::new("1"), "1", Path::new("1"));
-        assert_eq!(with_sentinel(&probe, 4242), probe);
+        let closed = check_args(&check(true, None), &argv);
+        assert_eq!(
+            (&closed[1], &closed[3]),
+            (&"check-init".into(), &"s4242".into())
+        );
+        assert_eq!(check_args(&check(false, None), &argv)[3], "0");
+        assert_eq!(check_args(&check(true, Some(9)), &argv)[3], "p9");
     }
 
     #[test]
@@ -640,6 +624,8 @@ mod tests {
             command_fd: Some(7),
             proxy_fd: None,
             layer: LayerOperand::Live,
+            sentinel_port: None,
+            init: false,
         };
         let args = check_args(&check, &[OsString::from("/bin/true")]);
         assert_eq!(

@@ -146,6 +146,8 @@ pub(crate) fn self_check(weakening: Weakening, check: &SelfCheck) -> SelfCheck {
             layered @ LayerOperand::Layered { .. } => layered,
             _ => LayerOperand::Unchecked,
         },
+        sentinel_port: None,
+        init: check.init,
     }
 }
 

@@ -170,10 +170,11 @@ impl Backend for Liar {
         spec: &cordon_launch::JailSpec<'_>,
         status: Vec<OwnedFd>,
     ) -> Result<Prepared, LaunchError> {
-        let (plan, env, stage_argv) = (spec.plan, spec.env, spec.stage_argv);
+        let (plan, env) = (spec.plan, spec.env);
+        let stage_argv = spec.stage.args(|_| {});
         let mut command = Command::new(common::stage());
         command
-            .args(stage_argv)
+            .args(&stage_argv)
             .env_clear()
             .envs(env)
             .current_dir(&plan.cwd);
