@@ -176,7 +176,7 @@ impl Init {
                 break;
             }
             // SIGCHLD (or EINTR): reap what ended, the payload or an orphan.
-            while let Some((pid, status)) = reap(libc::WNOHANG) {
+            while let Reaped::Child(pid, status) = reap() {
                 if pid == payload {
                     end = Some(end_of(status));
                 }
@@ -187,19 +187,30 @@ impl Init {
     }
 }
 
-/// One `waitpid(-1)`: `None` when nothing (more) is there to reap.
-fn reap(flags: libc::c_int) -> Option<(libc::pid_t, libc::c_int)> {
+/// What one `waitpid(-1, WNOHANG)` found.
+enum Reaped {
+    /// A child ended: its pid and status.
+    Child(libc::pid_t, libc::c_int),
+    /// Children are left, none has ended.
+    Running,
+    /// No child is left.
+    NoChild,
+}
+
+/// One `waitpid(-1, WNOHANG)` (retried on `EINTR`).
+fn reap() -> Reaped {
     loop {
         let mut status = 0;
         // SAFETY: waitpid writes only the status.
-        let pid = unsafe { libc::waitpid(-1, &mut status, flags) };
+        let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
         if pid > 0 {
-            return Some((pid, status));
+            return Reaped::Child(pid, status);
         }
-        if pid < 0 && errno() == libc::EINTR {
-            continue;
+        match (pid < 0).then(errno) {
+            Some(libc::EINTR) => continue,
+            Some(libc::ECHILD) => return Reaped::NoChild,
+            _ => return Reaped::Running,
         }
-        return None;
     }
 }
 
@@ -215,17 +226,15 @@ fn end_jail(signals: &libc::sigset_t, payload: libc::pid_t, mut end: Option<End>
     loop {
         // SAFETY: kill(-1) reaches only the processes of this domain (checked in `prepare`).
         unsafe { libc::kill(-1, libc::SIGKILL) };
-        let mut status = 0;
-        // SAFETY: waitpid writes only the status.
-        let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
-        if pid > 0 {
-            if pid == payload {
-                end = Some(end_of(status));
+        match reap() {
+            Reaped::Child(pid, status) => {
+                if pid == payload {
+                    end = Some(end_of(status));
+                }
+                continue;
             }
-            continue;
-        }
-        if pid < 0 && errno() == libc::ECHILD {
-            break;
+            Reaped::NoChild => break,
+            Reaped::Running => {}
         }
         if std::time::Instant::now() >= deadline {
             break;
