@@ -320,16 +320,19 @@ fn open(rules: &Rules, c: &Caller<'_>, dirfd: u64, path: u64, flags: u64, mode: 
         let fd = tri!(sys::openat(None, &self_fd(f.as_fd()), reopen, 0));
         return Outcome::Fd(fd, cloexec);
     }
-    // `/dev/tty` is the caller's controlling terminal, not the supervisor's (terminals.rs).
-    // (A shell's `> /dev/tty` asks O_CREAT: on an existing device it creates nothing.)
-    if place.path == std::path::Path::new("/dev/tty") {
-        return open_controlling_terminal(rules, c, flags);
-    }
-    // A terminal's slave, for the caller that holds its master (terminals.rs).
-    if let Some(n) = terminals::slave_number(&place.path)
-        && let Some(outcome) = open_own_terminal(c, &place, n, flags)
-    {
-        return outcome;
+    // The caller's terminals (terminals.rs): `/dev/tty` is its controlling terminal, not the
+    // supervisor's (a shell's `> /dev/tty` asks O_CREAT: on an existing device it creates
+    // nothing); a slave is opened for the caller that holds its master, else judged below.
+    match terminals::callers_terminal(&place.path) {
+        Some(terminals::CallersTerminal::Controlling) => {
+            return open_controlling_terminal(rules, c, flags);
+        }
+        Some(terminals::CallersTerminal::Slave(n)) => {
+            if let Some(outcome) = open_own_terminal(c, &place, n, flags) {
+                return outcome;
+            }
+        }
+        None => {}
     }
     let change = if flags & libc::O_CREAT != 0 {
         new_or_existing(&place)

@@ -29,8 +29,26 @@ const MAX_SCANNED: usize = 4096;
 /// The major device number of Unix 98 pseudo-terminal slaves (`/dev/pts/N`).
 const PTS_MAJOR: u32 = 136;
 
+/// A terminal the supervisor opens on the caller's behalf rather than as itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CallersTerminal {
+    /// `/dev/tty`: the caller's controlling terminal, not the supervisor's.
+    Controlling,
+    /// `/dev/pts/N`: the slave of a terminal whose master the caller holds.
+    Slave(u32),
+}
+
+/// Which of the caller's terminals the real path `path` names, if any: the one place that
+/// decides which opens take the terminal branches of `ops::open`.
+pub(crate) fn callers_terminal(path: &Path) -> Option<CallersTerminal> {
+    if path == Path::new("/dev/tty") {
+        return Some(CallersTerminal::Controlling);
+    }
+    slave_number(path).map(CallersTerminal::Slave)
+}
+
 /// N, for a real path `/dev/pts/N`.
-pub(crate) fn slave_number(path: &Path) -> Option<u32> {
+fn slave_number(path: &Path) -> Option<u32> {
     let digits = path.as_os_str().as_bytes().strip_prefix(b"/dev/pts/")?;
     if digits.is_empty() || digits.len() > 9 || !digits.iter().all(u8::is_ascii_digit) {
         return None;
@@ -120,6 +138,17 @@ mod tests {
             "/dev/pts/99999999999",
         ] {
             assert_eq!(slave_number(Path::new(not)), None, "{not}");
+        }
+        assert_eq!(
+            callers_terminal(Path::new("/dev/tty")),
+            Some(CallersTerminal::Controlling)
+        );
+        assert_eq!(
+            callers_terminal(Path::new("/dev/pts/3")),
+            Some(CallersTerminal::Slave(3))
+        );
+        for not in ["/dev/tty0", "/dev/ttyS0", "/tmp/dev/tty", "/dev/pts/ptmx"] {
+            assert_eq!(callers_terminal(Path::new(not)), None, "{not}");
         }
         assert!(is_master_link(b"/dev/ptmx") && is_master_link(b"/dev/pts/ptmx"));
         assert!(!is_master_link(b"/dev/pts/3"));
