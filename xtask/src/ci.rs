@@ -78,7 +78,7 @@ pub const STEPS: &[Step] = &[
     },
     Step {
         name: "workloads",
-        about: "cargo xtask workloads: the probes test suites need and the Rust crates from cargo's registry cache, their own tests on the host and in the jail, root and user, offline (docs/workloads.md); then the same where a container refuses namespaces (--container: auto must fall back to the Landlock backend)",
+        about: "cargo xtask workloads: the probes test suites need and the Rust crates from cargo's registry cache, their own tests on the host and in the jail, root and user, offline (docs/workloads.md); then the same where a container refuses namespaces (--container: auto must fall back to the Landlock backend); then the projects and some probes through a `cordon serve` session (--serve: layered jails built ahead)",
         run: workloads,
     },
     Step {
@@ -418,6 +418,14 @@ fn workloads(ctx: &Ctx) -> Result<(), Error> {
         .run()?;
     ctx.cargo_as_called(harnesses::WORKLOADS.cargo_args(["--container"]))
         .run()?;
+    // A session's layered jail built ahead, taking the layer when the command comes: the
+    // projects and the probes a session's reuse could break.
+    ctx.cargo_as_called(harnesses::WORKLOADS.cargo_args([
+        "--serve",
+        "--only",
+        "strsim,rusty-fork,npm-run,home-write,pty,setsid",
+    ]))
+    .run()?;
     Ok(())
 }
 

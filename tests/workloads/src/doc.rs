@@ -24,7 +24,11 @@ pub fn render(rows: &[Row], verdict: &Verdict, tools: &Tools) -> String {
          `cargo xtask ci workloads` runs the probes and the Rust crates whose sources are in cargo's registry\n\
          cache after the workspace build (no network); `cargo xtask workloads --all` runs everything.\n\
          `--only NAME[,NAME]` runs some (`probes` names every probe), `--keep` keeps each run's log, `--cache DIR`\n\
-         moves the cache (default `/var/lib/cordon-workloads`; not under `/tmp` or `/var/tmp`, which the jail replaces).\n\n",
+         moves the cache (default `/var/lib/cordon-workloads`; not under `/tmp` or `/var/tmp`, which the jail replaces).\n\
+         The jailed column can run elsewhere, compared the same way: `--container` (namespaces refused around\n\
+         cordon, `--backend auto` falling back to Landlock), `--landlock`, `--layer`, and `--serve` (each item's\n\
+         script is the second command of a `cordon serve` session, handed to the jail built ahead while the first\n\
+         was answered); CI runs the subset again under `--container`, and its projects and four probes under `--serve`.\n\n",
     );
     out.push_str("Tools of this run: ");
     let tools: Vec<String> = tools

@@ -24,6 +24,7 @@ mod doc;
 mod npm_pins;
 mod probes;
 mod projects;
+mod served;
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -76,6 +77,12 @@ pub struct Options {
     /// Implies --landlock.
     #[arg(long)]
     pub container: bool,
+    /// Run the jailed column through a `cordon serve` session per item, as a harness does: the
+    /// script is the session's second command, handed to the jail built ahead while the first
+    /// was answered (layered in the default mode: the layer is taken when the command comes).
+    /// Not with --write-doc.
+    #[arg(long)]
+    pub serve: bool,
 }
 
 fn main() -> ExitCode {
@@ -241,6 +248,8 @@ struct Setup {
     backend: &'static str,
     /// The container's filter file, when the jailed runs are in one (`--container`).
     container: Option<PathBuf>,
+    /// Through a `cordon serve` session (`--serve`).
+    serve: bool,
     root_path: String,
     root_home: PathBuf,
     user: Option<(Ids, PathBuf, String)>,
@@ -248,9 +257,9 @@ struct Setup {
 
 /// Runs the suite in the workspace at `root`; `Err` when a comparison (or the set-up) fails.
 pub fn run(root: &Path, opts: &Options) -> Result<(), Error> {
-    if opts.layer && opts.write_doc {
+    if (opts.layer || opts.serve) && opts.write_doc {
         return Err(fail(
-            "--layer with --write-doc: docs/workloads.md records the default mode; run them apart",
+            "--layer or --serve with --write-doc: docs/workloads.md records `cordon run` in the default mode; run them apart",
         ));
     }
     let landlock = opts.landlock || opts.container;
@@ -331,6 +340,7 @@ pub fn run(root: &Path, opts: &Options) -> Result<(), Error> {
         } else {
             None
         },
+        serve: opts.serve,
         root_path,
         root_home,
         user,
@@ -782,33 +792,46 @@ fn run_item(setup: &Setup, item: Item) -> Result<Row, Error> {
             .arg(format!("HOME={}", home.display()))
             .arg("LANG=C.UTF-8");
         let limit = item.timeout_secs();
+        let served = place == Place::Jail && setup.serve;
         if place == Place::Jail {
             if let Some(filter) = &setup.container {
                 cmd.arg("/bin/sh")
                     .args(cordon_test_support::container::wrap_args(filter));
             }
             cmd.arg(&setup.cordon)
-                .args(["run", "--backend", setup.backend])
+                .args([
+                    if served { "serve" } else { "run" },
+                    "--backend",
+                    setup.backend,
+                ])
                 .args(setup.mode)
                 .arg("--timeout")
-                .arg(limit.to_string())
-                .arg("--");
+                .arg(limit.to_string());
         }
-        cmd.args(["sh", "-eu", "-c", item.script()])
-            .current_dir(&dir);
+        if !served {
+            if place == Place::Jail {
+                cmd.arg("--");
+            }
+            cmd.args(["sh", "-eu", "-c", item.script()]);
+        }
+        cmd.current_dir(&dir);
         print!(
             "workloads: {:<16} {} {} ... ",
             item.name(),
             who.label(),
             place.label()
         );
-        let log = fs::File::create(&log_path)
-            .map_err(|e| fail(format!("cannot create {}: {e}", log_path.display())))?;
-        let err = log
-            .try_clone()
-            .map_err(|e| fail(format!("cannot duplicate the log: {e}")))?;
         let started = Instant::now();
-        let exit = run_bounded(cmd.stdin(Stdio::null()).stdout(log).stderr(err), limit)?;
+        let exit = if served {
+            served::run_served(&mut cmd, item.script(), limit, &log_path)?
+        } else {
+            let log = fs::File::create(&log_path)
+                .map_err(|e| fail(format!("cannot create {}: {e}", log_path.display())))?;
+            let err = log
+                .try_clone()
+                .map_err(|e| fail(format!("cannot duplicate the log: {e}")))?;
+            run_bounded(cmd.stdin(Stdio::null()).stdout(log).stderr(err), limit)?
+        };
         let took = started.elapsed();
         let text = String::from_utf8_lossy(&fs::read(&log_path).unwrap_or_default()).into_owned();
         let counts = match item {
