@@ -6,6 +6,19 @@
 
 use crate::cli_run::{Jail, text};
 
+/// `cordon run --json --backend landlock -- argv` in `j`: its JSON, checked to be the Landlock
+/// backend's, and the command's standard output.
+fn landlock_run(j: &Jail, argv: &[&str]) -> (serde_json::Value, String) {
+    let mut args = vec!["run", "--json", "--backend", "landlock", "--"];
+    args.extend_from_slice(argv);
+    let out = j.run(&args);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {} {}", text(&out.stdout), text(&out.stderr)));
+    assert_eq!(v["backend"], "landlock", "{v}");
+    let stdout = v["stdout"]["text"].as_str().unwrap_or_default().to_owned();
+    (v, stdout)
+}
+
 #[test]
 fn the_landlock_backend_makes_entries_at_the_top_and_brokers_git_while_hooks_stay_refused() {
     let j = Jail::new();
@@ -23,22 +36,17 @@ fn the_landlock_backend_makes_entries_at_the_top_and_brokers_git_while_hooks_sta
     std::fs::remove_dir_all(j.work.join(".git")).unwrap();
     git(&["init", "-q", "."]);
     git(&["commit", "-q", "--allow-empty", "-m", "host"]);
-    let out = j.run(&[
-        "run",
-        "--json",
-        "--backend",
-        "landlock",
-        "--",
-        "/bin/sh",
-        "-c",
-        "echo made > top.txt && mkdir build && git add top.txt && \
-         git -c user.name=t -c user.email=t@example.com commit -qm jailed && \
-         git config user.name jailed && git config core.fsmonitor 'touch pwned'; \
-         echo x > .git/hooks/pre-push || echo HOOK-REFUSED; echo end",
-    ]);
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["backend"], "landlock", "{v}");
-    let stdout = v["stdout"]["text"].as_str().unwrap();
+    let (v, stdout) = landlock_run(
+        &j,
+        &[
+            "/bin/sh",
+            "-c",
+            "echo made > top.txt && mkdir build && git add top.txt && \
+             git -c user.name=t -c user.email=t@example.com commit -qm jailed && \
+             git config user.name jailed && git config core.fsmonitor 'touch pwned'; \
+             echo x > .git/hooks/pre-push || echo HOOK-REFUSED; echo end",
+        ],
+    );
     assert!(stdout.contains("HOOK-REFUSED\nend"), "{v}");
     // What was allowed reached the host: new entries at the top, a commit, an allowed key.
     assert_eq!(
@@ -87,19 +95,7 @@ except OSError as e:
     print("HOST-REFUSED", e.errno)
 "#
     );
-    let out = j.run(&[
-        "run",
-        "--json",
-        "--backend",
-        "landlock",
-        "--",
-        "python3",
-        "-c",
-        &script,
-    ]);
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["backend"], "landlock", "{v}");
-    let stdout = v["stdout"]["text"].as_str().unwrap();
+    let (v, stdout) = landlock_run(&j, &["python3", "-c", &script]);
     assert!(stdout.contains("OWN-SERVER True"), "{v}");
     assert!(stdout.contains("HOST-REFUSED 111"), "{v}");
     assert!(
@@ -122,22 +118,17 @@ fn under_the_landlock_backend_sessions_work_and_end_with_the_run_while_the_stage
     // The command's parent is the stage (the jail's init): a signal to it must be refused
     // (EPERM from Landlock's scope), and a child in a session of its own must still end with
     // the run, before it writes.
-    let out = j.run(&[
-        "run",
-        "--json",
-        "--backend",
-        "landlock",
-        "--",
-        "/bin/sh",
-        "-c",
-        "setsid sh -c 'echo sid=$(($(ps -o sid= -p $$))) pgid=$(($(ps -o pgid= -p $$))) me=$$; \
-         sleep 1.5; echo late > late.txt' & sleep 0.3; \
-         python3 -c 'import os, sys\ntry:\n os.kill(int(sys.argv[1]), 0); print(\"STAGE-REACHED\")\nexcept PermissionError:\n print(\"STAGE-REFUSED\")' $PPID",
-    ]);
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["backend"], "landlock", "{v}");
+    let (v, stdout) = landlock_run(
+        &j,
+        &[
+            "/bin/sh",
+            "-c",
+            "setsid sh -c 'echo sid=$(($(ps -o sid= -p $$))) pgid=$(($(ps -o pgid= -p $$))) me=$$; \
+             sleep 1.5; echo late > late.txt' & sleep 0.3; \
+             python3 -c 'import os, sys\ntry:\n os.kill(int(sys.argv[1]), 0); print(\"STAGE-REACHED\")\nexcept PermissionError:\n print(\"STAGE-REFUSED\")' $PPID",
+        ],
+    );
     assert_eq!(v["exit_code"], 0, "{v}");
-    let stdout = v["stdout"]["text"].as_str().unwrap();
     assert!(stdout.contains("STAGE-REFUSED"), "{v}");
     // Nothing the command did was refused: not even the stage's own network self-check (its
     // failed connect to the launcher's sentinel) is reported as the command's.
@@ -166,20 +157,15 @@ fn under_the_landlock_backend_a_pseudo_terminal_is_the_jails_and_dev_tty_is_the_
     // `script` runs its child on a new terminal (the supervisor opens /dev/ptmx, and the slave
     // for the process holding its master): `/dev/tty` there is that terminal, whose output
     // `script` captures; a process with no controlling terminal gets none.
-    let out = j.run(&[
-        "run",
-        "--json",
-        "--backend",
-        "landlock",
-        "--",
-        "/bin/sh",
-        "-c",
-        "script -qec 'tty; echo via-dev-tty > /dev/tty' /dev/null | tr -d '\\r'; \
-         setsid sh -c 'echo x > /dev/tty' 2>/dev/null || echo NO-TTY",
-    ]);
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["backend"], "landlock", "{v}");
-    let stdout = v["stdout"]["text"].as_str().unwrap();
+    let (v, stdout) = landlock_run(
+        &j,
+        &[
+            "/bin/sh",
+            "-c",
+            "script -qec 'tty; echo via-dev-tty > /dev/tty' /dev/null | tr -d '\\r'; \
+             setsid sh -c 'echo x > /dev/tty' 2>/dev/null || echo NO-TTY",
+        ],
+    );
     assert!(stdout.contains("/dev/pts/"), "{v}");
     assert!(stdout.contains("via-dev-tty"), "{v}");
     assert!(stdout.contains("NO-TTY"), "{v}");
@@ -191,24 +177,19 @@ fn under_the_landlock_backend_a_command_that_connects_to_the_stages_sentinel_is_
     // The stage (the command's parent, the jail's init) names the launcher's sentinel port in
     // its arguments (`s<port>`); its own refused connect is its self-check and is not reported,
     // the command's connect to the same address is.
-    let out = j.run(&[
-        "run",
-        "--json",
-        "--backend",
-        "landlock",
-        "--",
-        "python3",
-        "-c",
-        "import os, socket\n\
-         args = open(f'/proc/{os.getppid()}/cmdline', 'rb').read().split(b'\\0')\n\
-         port = [int(a[1:]) for a in args if a[:1] == b's' and a[1:].isdigit()][0]\n\
-         print('PORT', port)\n\
-         try:\n socket.create_connection(('127.0.0.1', port), timeout=5); print('REACHED')\n\
-         except OSError as e:\n print('REFUSED', e.errno)",
-    ]);
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["backend"], "landlock", "{v}");
-    let stdout = v["stdout"]["text"].as_str().unwrap();
+    let (v, stdout) = landlock_run(
+        &j,
+        &[
+            "python3",
+            "-c",
+            "import os, socket\n\
+             args = open(f'/proc/{os.getppid()}/cmdline', 'rb').read().split(b'\\0')\n\
+             port = [int(a[1:]) for a in args if a[:1] == b's' and a[1:].isdigit()][0]\n\
+             print('PORT', port)\n\
+             try:\n socket.create_connection(('127.0.0.1', port), timeout=5); print('REACHED')\n\
+             except OSError as e:\n print('REFUSED', e.errno)",
+        ],
+    );
     assert!(stdout.contains("REFUSED"), "{v}");
     let port: u64 = stdout
         .lines()
