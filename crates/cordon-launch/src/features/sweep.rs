@@ -305,29 +305,46 @@ mod tests {
     use super::*;
     use cordon_policy::{Invocation, Plan, Policy, Profile, RealHost};
 
-    #[test]
-    fn created_auto_run_names_are_moved_aside_and_others_stay() {
+    /// A workspace `w` with a git directory (its `HEAD`) and a home beside it, laid out further
+    /// by `layout` before the Shell profile's plan is resolved for it: the directory (kept
+    /// alive), the workspace, the host and the plan, not yet guarded.
+    fn planned(layout: impl FnOnce(&Path)) -> (tempfile::TempDir, PathBuf, RealHost, Plan) {
         let dir = tempfile::tempdir().unwrap();
         let top = std::fs::canonicalize(dir.path()).unwrap();
         let work = top.join("w");
-        std::fs::create_dir(&work).unwrap();
-        std::fs::create_dir_all(work.join(".git/info")).unwrap();
+        std::fs::create_dir_all(work.join(".git")).unwrap();
         std::fs::write(work.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
-        std::fs::write(work.join(".git/config"), "").unwrap();
-        std::fs::create_dir(work.join(".vscode")).unwrap();
-        let sub = work.join(".git/modules/lib");
-        std::fs::create_dir_all(sub.join("hooks")).unwrap();
-        std::fs::write(sub.join("HEAD"), "ref: refs/heads/main\n").unwrap();
-        std::fs::write(sub.join("config"), "[core]\n\tworktree = ../../../lib\n").unwrap();
-        let host = RealHost::new(Some(top.join("home").into_os_string()));
         std::fs::create_dir(top.join("home")).unwrap();
+        layout(&work);
+        let host = RealHost::new(Some(top.join("home").into_os_string()));
         let plan = Plan::resolve(
             &Policy::for_profile(Profile::Shell),
             &Invocation::at(&work),
             &host,
         )
-        .unwrap()
-        .guard(&host);
+        .unwrap();
+        (dir, work, host, plan)
+    }
+
+    /// A submodule's git directory with `config`, below `work`.
+    fn submodule(work: &Path, config: &str) -> PathBuf {
+        let sub = work.join(".git/modules/lib");
+        std::fs::create_dir_all(sub.join("hooks")).unwrap();
+        std::fs::write(sub.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::fs::write(sub.join("config"), config).unwrap();
+        sub
+    }
+
+    #[test]
+    fn created_auto_run_names_are_moved_aside_and_others_stay() {
+        let (_dir, work, host, plan) = planned(|work| {
+            std::fs::create_dir_all(work.join(".git/info")).unwrap();
+            std::fs::write(work.join(".git/config"), "").unwrap();
+            std::fs::create_dir(work.join(".vscode")).unwrap();
+            submodule(work, "[core]\n\tworktree = ../../../lib\n");
+        });
+        let sub = work.join(".git/modules/lib");
+        let plan = plan.guard(&host);
         let sweep = Sweep::of(&plan, &[]);
         assert!(sweep.calls() < 16, "{sweep:?}");
         // What a command would create during the run.
@@ -374,21 +391,8 @@ mod tests {
 
     #[test]
     fn a_new_gitmodules_stays_only_when_it_holds_plain_registrations() {
-        let dir = tempfile::tempdir().unwrap();
-        let top = std::fs::canonicalize(dir.path()).unwrap();
-        let work = top.join("w");
-        std::fs::create_dir_all(work.join(".git")).unwrap();
-        std::fs::write(work.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
-        std::fs::create_dir(top.join("home")).unwrap();
-        let host = RealHost::new(Some(top.join("home").into_os_string()));
-        let plan = Plan::resolve(
-            &Policy::for_profile(Profile::Shell),
-            &Invocation::at(&work),
-            &host,
-        )
-        .unwrap()
-        .guard(&host);
-        let sweep = Sweep::of(&plan, &[]);
+        let (_dir, work, host, plan) = planned(|_| {});
+        let sweep = Sweep::of(&plan.guard(&host), &[]);
         let modules = work.join(".gitmodules");
         let plain = "[submodule \"lib\"]\n\tpath = lib\n\turl = ../lib.git\n";
         std::fs::write(&modules, plain).unwrap();
@@ -407,23 +411,11 @@ mod tests {
 
     #[test]
     fn a_root_under_the_layer_is_not_swept_and_nothing_is_put_back() {
-        let dir = tempfile::tempdir().unwrap();
-        let top = std::fs::canonicalize(dir.path()).unwrap();
-        let work = top.join("w");
+        let (_dir, work, host, plan) = planned(|work| {
+            submodule(work, "[core]\n");
+        });
         let sub = work.join(".git/modules/lib");
-        std::fs::create_dir_all(sub.join("hooks")).unwrap();
-        std::fs::write(work.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
-        std::fs::write(sub.join("HEAD"), "ref: refs/heads/main\n").unwrap();
-        std::fs::write(sub.join("config"), "[core]\n").unwrap();
-        std::fs::create_dir(top.join("home")).unwrap();
-        let host = RealHost::new(Some(top.join("home").into_os_string()));
-        let plan = Plan::resolve(
-            &Policy::for_profile(Profile::Shell),
-            &Invocation::at(&work),
-            &host,
-        )
-        .unwrap()
-        .guard_beside_layer(&host, std::slice::from_ref(&work));
+        let plan = plan.guard_beside_layer(&host, std::slice::from_ref(&work));
         assert!(
             Sweep::of(&plan, &[]).calls() > 0,
             "live, the same plan is swept"
