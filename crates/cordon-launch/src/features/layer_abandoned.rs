@@ -203,47 +203,62 @@ pub(crate) fn take_spare(state: &Path, to: &Path) -> bool {
 }
 
 /// Keeps the layer directory of a run that changed nothing as a spare for the next run (its
-/// uppers are empty; the overlay clears its work directory when mounted, but refuses one that
-/// still holds the mark of a `volatile` mount, which is cleared here); removes it when it
-/// cannot be cleared or renamed.
+/// uppers are empty); removes it when it cannot be readied or renamed. The overlay empties its
+/// work directory (`N/work/work`) when mounted, but refuses one that holds the mark of a
+/// `volatile` mount (`incompat/volatile`): each `N/work/work` is moved out of the way instead,
+/// into cordon's layers directory as `.gone-work-*`, which the next prune removes
+/// (`layer_prune.rs`). A rename costs less than the removals (the overlay then makes a new one
+/// instead of emptying the old), which no command should wait for.
 pub(crate) fn park_spare(state: &Path, run_dir: &Path, layers: &[(PathBuf, PathBuf)]) {
-    let cleared = layers
-        .iter()
-        .all(|(_, layer)| clear_volatile_mark(&layer.join("work")).is_ok());
+    let readied = state.parent().is_some_and(|base| {
+        layers
+            .iter()
+            .all(|(_, layer)| retire_work_dir(&layer.join("work"), base).is_ok())
+    });
     let spare = state.join(format!("{SPARE_PREFIX}{}", crate::host::token::nonce()));
-    if !cleared || std::fs::rename(run_dir, &spare).is_err() {
+    if !readied || std::fs::rename(run_dir, &spare).is_err() {
         remove_layer(run_dir);
     }
+}
+
+/// The prefix (in cordon's layers directory) of an overlay work directory moved out of a spare.
+pub(crate) const GONE_WORK_PREFIX: &str = ".gone-work-";
+
+/// Moves the overlay's inner work directory `work/work` to `base/.gone-work-*` (it is mode 0:
+/// its owner may move it to another directory only once it may write it).
+fn retire_work_dir(work: &Path, base: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let inner = work.join("work");
+    match std::fs::set_permissions(&inner, std::fs::Permissions::from_mode(0o700)) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        other => other?,
+    }
+    let gone = base.join(format!("{GONE_WORK_PREFIX}{}", crate::host::token::nonce()));
+    std::fs::rename(&inner, gone)
 }
 
 /// Opens an overlay's work directory `work` for its owner: the overlay makes `work/work` and
 /// the mark of a `volatile` mount below it (`incompat/volatile`) mode 0, which its owner
 /// cannot enter to remove what they hold.
 pub(crate) fn open_work_dir(work: &Path) {
-    use std::os::unix::fs::PermissionsExt;
-    let inner = work.join("work");
-    for dir in [
-        inner.clone(),
-        inner.join("incompat"),
-        inner.join("incompat").join("volatile"),
-    ] {
-        let _ = std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700));
-    }
+    open_tree(&work.join("work"), 2);
 }
 
-/// Removes the mark a `volatile` overlay leaves in its work directory `work`
-/// (`work/work/incompat/volatile/dirty`), without which the next mount on it is refused.
-fn clear_volatile_mark(work: &Path) -> std::io::Result<()> {
-    let gone = |r: std::io::Result<()>| match r {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
-        _ => Ok(()),
-    };
-    open_work_dir(work);
-    let incompat = work.join("work").join("incompat");
-    let volatile = incompat.join("volatile");
-    gone(std::fs::remove_file(volatile.join("dirty")))?;
-    gone(std::fs::remove_dir(&volatile))?;
-    gone(std::fs::remove_dir(&incompat))
+/// Makes `dir` and the directories below it, `depth` levels down, enterable and writable by
+/// their owner (links are not followed), so that they can be removed.
+pub(crate) fn open_tree(dir: &Path, depth: usize) {
+    use std::os::unix::fs::PermissionsExt;
+    if std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).is_err() || depth == 0
+    {
+        return;
+    }
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                open_tree(&e.path(), depth - 1);
+            }
+        }
+    }
 }
 
 /// One line for people about what `cordon_commit::recover` did.

@@ -16,7 +16,7 @@ use std::os::unix::ffi::OsStringExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use super::layer_abandoned::{RUN_PREFIX, STARTED, open_work_dir};
+use super::layer_abandoned::{RUN_PREFIX, STARTED, open_tree};
 
 /// The file in a workspace's state directory that holds the workspace's path (its bytes).
 pub(crate) const WORKSPACE_FILE: &str = "workspace";
@@ -26,7 +26,8 @@ pub(crate) const IDLE: Duration = Duration::from_secs(7 * 24 * 3600);
 const CHECK_EVERY: Duration = Duration::from_secs(600);
 /// The stamp (in the layers directory) whose modification time is the last prune.
 const PRUNED_STAMP: &str = ".pruned";
-/// The prefix of a state directory being removed (no workspace key starts with a dot).
+/// The prefix of a state directory being removed, and of an overlay work directory a spare
+/// gave up (`layer_abandoned::GONE_WORK_PREFIX`): no workspace key starts with a dot.
 const GONE_PREFIX: &str = ".gone-";
 
 /// Records `workspace` as the owner of `state` unless it is recorded already (one failed
@@ -135,19 +136,14 @@ fn unused(dir: &Path) -> Option<std::fs::File> {
     (!live).then_some(lock)
 }
 
-/// Removes a renamed state directory, its layers' overlay work directories (mode 0) opened
-/// first.
+/// Removes a renamed state directory, or an overlay work directory a spare gave up
+/// (`.gone-work-*`), its directories of mode 0 opened first (the overlay's, at most six levels
+/// down a state: run, root, `work`, `work`, `incompat`, `volatile`).
 fn remove_state(dir: &Path) {
-    if let Ok(runs) = std::fs::read_dir(dir) {
-        for run in runs.flatten() {
-            if let Ok(layers) = std::fs::read_dir(run.path()) {
-                for layer in layers.flatten() {
-                    open_work_dir(&layer.path().join("work"));
-                }
-            }
-        }
+    if std::fs::remove_dir_all(dir).is_err() {
+        open_tree(dir, 6);
+        let _ = std::fs::remove_dir_all(dir);
     }
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[cfg(test)]
@@ -175,9 +171,20 @@ mod tests {
         let kept = state(&layers, "present-2", &present);
         let unrecorded = layers.join("old-3");
         std::fs::create_dir_all(&unrecorded).unwrap();
+        // An overlay work directory a spare gave up, its directories mode 0 as the overlay
+        // makes them: removed by any prune, whatever its age.
+        let given_up = layers.join(".gone-work-1");
+        std::fs::create_dir_all(given_up.join("incompat/volatile")).unwrap();
+        std::fs::write(given_up.join("incompat/volatile/dirty"), "").unwrap();
+        for d in ["incompat/volatile", "incompat", ""] {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::Permissions::from_mode(0);
+            std::fs::set_permissions(given_up.join(d), mode).unwrap();
+        }
         // Not idle long enough: stays.
         assert!(prune(&layers, IDLE, true).is_empty());
         assert!(gone.exists());
+        assert!(!given_up.exists(), "a given-up work directory stayed");
         // Recorded once: a second record does not change it.
         record_workspace(&kept, Path::new("/elsewhere"));
         assert_eq!(

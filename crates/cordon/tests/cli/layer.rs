@@ -232,7 +232,7 @@ fn an_unchanged_layer_is_kept_as_the_next_runs_spare() {
         let mut names: Vec<String> = std::fs::read_dir(&state)
             .unwrap()
             .flatten()
-            .filter(|w| w.path().is_dir())
+            .filter(|w| w.path().is_dir() && !w.file_name().to_string_lossy().starts_with('.'))
             .flat_map(|w| std::fs::read_dir(w.path()).unwrap().flatten())
             .map(|e| e.file_name().to_string_lossy().into_owned())
             .filter(|n| n != "lock" && n != "runs" && n != "workspace")
@@ -253,7 +253,7 @@ fn an_unchanged_layer_is_kept_as_the_next_runs_spare() {
         let marks: Vec<_> = std::fs::read_dir(&state)
             .unwrap()
             .flatten()
-            .filter(|w| w.path().is_dir())
+            .filter(|w| w.path().is_dir() && !w.file_name().to_string_lossy().starts_with('.'))
             .flat_map(|w| std::fs::read_dir(w.path()).unwrap().flatten())
             .filter(|e| e.path().join("0/work/work/incompat").exists())
             .collect();
