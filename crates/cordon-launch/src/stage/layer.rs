@@ -34,7 +34,7 @@ pub(crate) const PROBE_MODE: &str = "layer-probe";
 /// of every run on a quiet machine, more on a busy one). The commit syncs what it applies
 /// before its journal is sealed (`cordon_commit`), so nothing of the host depends on the
 /// overlay's sync. The overlay marks its work directory `work/incompat/volatile`, which
-/// `features/layer_abandoned.rs` clears before the directory is used again.
+/// `features/layer_abandoned.rs` moves out of the way before the directory is used again.
 pub(crate) const OPTIONS: &str = "userxattr,volatile";
 
 /// The most bytes of roots or filter the stage reads from its descriptors.
