@@ -178,7 +178,7 @@ mod tests {
         std::fs::write(given_up.join("incompat/volatile/dirty"), "").unwrap();
         for d in ["incompat/volatile", "incompat", ""] {
             use std::os::unix::fs::PermissionsExt;
-            let mode = std::fs::Permissions::from_mode(0);
+            let mode = std::fs::Permissions::from_mode(0o000);
             std::fs::set_permissions(given_up.join(d), mode).unwrap();
         }
         // Not idle long enough: stays.
