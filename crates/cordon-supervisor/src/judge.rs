@@ -73,6 +73,11 @@ pub struct Rules {
 pub struct Network {
     /// Inodes of host sockets the jail may connect to (the run's proxy listener).
     pub granted_sockets: Vec<u64>,
+    /// The address the jail's stage connects to once, before the command exists, to prove the
+    /// network closed (the launcher's sentinel listener): refused like any other, but its first
+    /// refusal is the stage's own and goes in no [`Report`](crate::Report); a later one is the
+    /// command's and does.
+    pub self_check: Option<std::net::SocketAddr>,
 }
 
 const EACCES: i32 = 13;

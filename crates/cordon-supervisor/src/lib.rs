@@ -111,6 +111,12 @@ mod serve {
         sys::own_fs_context()?;
         sys::drop_effective_capabilities()?;
         let mut report = Report::default();
+        // The stage's self-check connect, until it came (`Network::self_check`).
+        let mut self_check = rules
+            .network
+            .as_ref()
+            .and_then(|n| n.self_check)
+            .map(|at| std::path::PathBuf::from(at.to_string()));
         let owned = Arc::new(Mutex::new(Owned::default()));
         if let Some(network) = &rules.network {
             owned
@@ -145,10 +151,14 @@ mod serve {
                 Outcome::Value(v) => Ok(v),
                 Outcome::Errno(e) => Err(e),
                 Outcome::Refused(r) => {
-                    report.refused += 1;
                     let errno = r.errno;
-                    if report.refusals.len() < KEPT_REFUSALS {
-                        report.refusals.push(r);
+                    if r.rule == "network" && self_check.as_ref() == Some(&r.path) {
+                        self_check = None;
+                    } else {
+                        report.refused += 1;
+                        if report.refusals.len() < KEPT_REFUSALS {
+                            report.refusals.push(r);
+                        }
                     }
                     Err(errno)
                 }

@@ -107,6 +107,7 @@ fn supervisor_rules(
     shm: &Path,
     devices: &[PathBuf],
     granted_sockets: &[u64],
+    self_check: Option<std::net::SocketAddr>,
 ) -> cordon_supervisor::Rules {
     use cordon_policy::SkipReason;
     let mut writable = plan.writable.clone();
@@ -152,6 +153,7 @@ fn supervisor_rules(
         network: (plan.network != cordon_policy::Network::Allowed).then(|| {
             cordon_supervisor::Network {
                 granted_sockets: granted_sockets.to_vec(),
+                self_check,
             }
         }),
     }
@@ -321,7 +323,14 @@ impl Backend for LandlockBackend {
         }
         let supervisor = supervisor.map(|(socket, _)| crate::host::supervise::Handover {
             socket,
-            rules: supervisor_rules(plan, &temp, &shm, &options.devices, granted_sockets),
+            rules: supervisor_rules(
+                plan,
+                &temp,
+                &shm,
+                &options.devices,
+                granted_sockets,
+                sentinel.as_ref().and_then(|l| l.local_addr().ok()),
+            ),
             sentinel,
         });
 

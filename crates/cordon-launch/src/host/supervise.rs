@@ -140,40 +140,27 @@ fn start_supervisor(t: Taking) -> std::io::Result<JoinHandle<SupervisorSummary>>
         .join()
         .map_err(|_| std::io::Error::other("the listener's handover panicked"))??;
     let (rules, sentinel) = (t.rules, t.sentinel);
-    // The stage's own failed connect to the sentinel is its self-check, not the command's: the
-    // first refusal to that address, made before the command exists, is dropped, and only it
-    // (a command that connects there too is reported).
-    let sentinel_addr = sentinel.as_ref().and_then(|l| l.local_addr().ok());
+    // The sentinel listens until the supervisor ends; the supervisor knows its address as the
+    // stage's self-check (`cordon_supervisor::Network::self_check`).
     std::thread::Builder::new()
         .name("cordon-supervisor".into())
         .spawn(move || {
             let served = cordon_supervisor::serve(listener, &rules);
             drop(sentinel);
             match served {
-                Ok(mut r) => {
-                    let own = sentinel_addr.and_then(|at| {
-                        r.refusals.iter().position(|x| {
-                            x.rule == "network" && x.path.as_os_str() == at.to_string().as_str()
+                Ok(r) => SupervisorSummary {
+                    handled: r.handled,
+                    refused: r.refused,
+                    refusals: r
+                        .refusals
+                        .into_iter()
+                        .map(|x| Refused {
+                            path: x.path,
+                            rule: x.rule,
+                            key: x.key,
                         })
-                    });
-                    if let Some(i) = own {
-                        r.refusals.remove(i);
-                        r.refused = r.refused.saturating_sub(1);
-                    }
-                    SupervisorSummary {
-                        handled: r.handled,
-                        refused: r.refused,
-                        refusals: r
-                            .refusals
-                            .into_iter()
-                            .map(|x| Refused {
-                                path: x.path,
-                                rule: x.rule,
-                                key: x.key,
-                            })
-                            .collect(),
-                    }
-                }
+                        .collect(),
+                },
                 // The listener is closed: every supervised call fails, none goes through.
                 Err(_) => SupervisorSummary::default(),
             }
