@@ -61,6 +61,7 @@ pub use report::{
 pub use runs::{
     Recovered, RunSummary, apply_held, drop_run, list_runs, read_run, recover, recover_with,
 };
+pub use store::Lock;
 
 /// The directory below a run's directory that keeps the command's versions of its changes, by
 /// their paths below the root (for `cordon diff`).

@@ -26,7 +26,7 @@ pub(crate) const KEPT: &str = "kept";
 /// The workspace's lock, held while a commit, an `apply`, a `drop` or a recovery runs: jails
 /// committing into one workspace take turns.
 #[derive(Debug)]
-pub(crate) struct Lock {
+pub struct Lock {
     _file: File,
 }
 
@@ -41,6 +41,21 @@ pub(crate) fn make_dir(path: &Path) -> Result<(), CommitError> {
 impl Lock {
     pub(crate) fn take(state: &Path) -> Result<Lock, CommitError> {
         make_dir(&state.join(RUNS))?;
+        let (file, path) = Lock::open(state)?;
+        rustix::fs::flock(&file, FlockOperation::LockExclusive)
+            .map_err(CommitError::errno("locking", &path))?;
+        Ok(Lock { _file: file })
+    }
+
+    /// The lock of the workspace's state directory `state`, if nothing holds it now (no
+    /// commit, `apply`, `drop` or recovery is running there); it is held until dropped.
+    pub fn try_take(state: &Path) -> Option<Lock> {
+        let (file, _) = Lock::open(state).ok()?;
+        rustix::fs::flock(&file, FlockOperation::NonBlockingLockExclusive).ok()?;
+        Some(Lock { _file: file })
+    }
+
+    fn open(state: &Path) -> Result<(File, PathBuf), CommitError> {
         let path = state.join("lock");
         let file = std::fs::OpenOptions::new()
             .create(true)
@@ -50,9 +65,7 @@ impl Lock {
             .custom_flags(libc_nofollow())
             .open(&path)
             .map_err(CommitError::io("opening the lock", &path))?;
-        rustix::fs::flock(&file, FlockOperation::LockExclusive)
-            .map_err(CommitError::errno("locking", &path))?;
-        Ok(Lock { _file: file })
+        Ok((file, path))
     }
 }
 

@@ -118,17 +118,8 @@ fn gone_workspace(dir: &Path, idle: Duration) -> Option<PathBuf> {
 }
 
 /// The state's commit lock, taken, when no commit and no run holds the state.
-fn unused(dir: &Path) -> Option<std::fs::File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let lock = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .mode(0o600)
-        .custom_flags(i32::try_from(rustix::fs::OFlags::NOFOLLOW.bits()).unwrap_or(0))
-        .open(dir.join("lock"))
-        .ok()?;
-    rustix::fs::flock(&lock, rustix::fs::FlockOperation::NonBlockingLockExclusive).ok()?;
+fn unused(dir: &Path) -> Option<cordon_commit::Lock> {
+    let lock = cordon_commit::Lock::try_take(dir)?;
     let live = std::fs::read_dir(dir).ok()?.flatten().any(|e| {
         e.file_name().to_string_lossy().starts_with(RUN_PREFIX)
             && super::layer_abandoned::marker_held(&e.path().join(STARTED))
