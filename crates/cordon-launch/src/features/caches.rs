@@ -329,12 +329,7 @@ pub fn clear(base: &Path, key: &str) -> Result<(), CacheError> {
 /// is over). Unless `force`, only when the last check is ten minutes old.
 fn bound(base: &Path, current: &str, max: u64, force: bool) -> Result<Vec<String>, CacheError> {
     let stamp = base.join(CHECKED_STAMP);
-    let recent = std::fs::metadata(&stamp)
-        .and_then(|m| m.modified())
-        .ok()
-        .and_then(|t| t.elapsed().ok())
-        .is_some_and(|age| age < CHECK_EVERY);
-    if recent && !force {
+    if crate::host::stamp::touched_within(&stamp, CHECK_EVERY) && !force {
         return Ok(Vec::new());
     }
     std::fs::write(&stamp, b"").map_err(io(&stamp))?;

@@ -53,11 +53,7 @@ pub(crate) fn record_workspace(state: &Path, workspace: &Path) {
 /// under `layers` idle for `idle`. Returns a line for people per state removed.
 pub(crate) fn prune(layers: &Path, idle: Duration, force: bool) -> Vec<String> {
     let stamp = layers.join(PRUNED_STAMP);
-    let recent = std::fs::metadata(&stamp)
-        .and_then(|m| m.modified())
-        .ok()
-        .and_then(|t| t.elapsed().ok())
-        .is_some_and(|age| age < CHECK_EVERY);
+    let recent = crate::host::stamp::touched_within(&stamp, CHECK_EVERY);
     if (recent && !force) || std::fs::write(&stamp, b"").is_err() {
         return Vec::new();
     }

@@ -1,6 +1,7 @@
 //! What a change of a file changes in its `lstat` ([`Stamp`]), and how long after a change a
 //! stamp is trusted ([`SETTLING`]): the remembered `#!` lines (heads.rs) and `PATH` walks
-//! (walks.rs) are served only while their files' stamps are the ones recorded.
+//! (walks.rs) are served only while their files' stamps are the ones recorded. Also whether a
+//! periodic bound's stamp file is recent ([`touched_within`]).
 
 use std::time::{Duration, SystemTime};
 
@@ -10,6 +11,16 @@ use serde::{Deserialize, Serialize};
 /// A file changed this recently is not recorded: a write in the same clock tick could leave
 /// every recorded field as it was (git's "racy" index entries).
 pub(crate) const SETTLING: Duration = Duration::from_secs(2);
+
+/// Whether the file at `path` was modified less than `within` ago: the "at most every N
+/// minutes" stamps of the periodic bounds (the toolchain caches' size, the layer state's prune).
+pub(crate) fn touched_within(path: &std::path::Path, within: Duration) -> bool {
+    std::fs::metadata(path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok())
+        .is_some_and(|age| age < within)
+}
 
 /// The fields of an `lstat` that a change of the file changes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
